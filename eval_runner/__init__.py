@@ -1,0 +1,1 @@
+"""What runs inside eval Jobs: the LIBERO rollout loop, environment and policy adapters."""

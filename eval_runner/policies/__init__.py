@@ -1,0 +1,1 @@
+"""Policy adapters: builtin:zero|random|demo, server:URL, python:module:factory."""

@@ -1,0 +1,1 @@
+"""What runs inside probe Jobs: gpu, nccl, storage, checkpoint_io, throughput."""

@@ -1,0 +1,1 @@
+"""RLinf checkpoint knowledge: layouts, key parsing, completeness."""

@@ -1,0 +1,57 @@
+"""Entry point of ``rlinf-bench``.
+
+Each subcommand lives in its own module under ``rlinf_bench.cli`` (or another package) and exposes
+``register(subparsers)``; registration only builds argparse parsers, so heavy dependencies are
+imported when a command runs, not when the CLI starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from rlinf_bench import __version__
+from rlinf_bench.errors import RlinfBenchError
+
+# Add a line here to add a subcommand. Order is the order in --help.
+COMMAND_MODULES: list[str] = [
+    "rlinf_bench.cli.schemas",  # schemas
+]
+
+log = logging.getLogger("rlinf_bench")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rlinf-bench", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"rlinf-bench {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        rc = args.func(args)
+    except RlinfBenchError as exc:
+        # Errors we raise on purpose already name the input and the fix: no traceback.
+        print(f"rlinf-bench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"rlinf-bench {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return int(rc or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Versioned pydantic contracts: JSON on every boundary."""
+
+from rlinf_bench.contracts.base import Contract, describe_validation_error, dumps_schema, json_schema_of
+from rlinf_bench.contracts.checkpoint import CheckpointLayout, CheckpointRef
+from rlinf_bench.contracts.probes import Measurement, ProbeEnvironment, ProbeResult, ProbeVerdict, Target
+from rlinf_bench.contracts.request import (
+    EvalRequest,
+    EvalRun,
+    ProbeSpec,
+    Resources,
+    SuiteSelection,
+    request_id_for,
+)
+from rlinf_bench.contracts.results import (
+    EpisodeResult,
+    Provenance,
+    RunResult,
+    RunStatus,
+    TaskResult,
+    Timings,
+)
+
+__all__ = [
+    "CheckpointLayout",
+    "CheckpointRef",
+    "Contract",
+    "EpisodeResult",
+    "EvalRequest",
+    "EvalRun",
+    "Measurement",
+    "ProbeEnvironment",
+    "ProbeResult",
+    "ProbeSpec",
+    "ProbeVerdict",
+    "Provenance",
+    "Resources",
+    "RunResult",
+    "RunStatus",
+    "SuiteSelection",
+    "Target",
+    "TaskResult",
+    "Timings",
+    "describe_validation_error",
+    "dumps_schema",
+    "json_schema_of",
+    "request_id_for",
+]
+
+# Contracts whose JSON Schema is published in docs/schemas/ (see `rlinf-bench schemas`).
+PUBLISHED: dict[str, type[Contract]] = {
+    "checkpoint-ref": CheckpointRef,
+    "eval-request": EvalRequest,
+    "eval-run": EvalRun,
+    "run-result": RunResult,
+    "probe-result": ProbeResult,
+}

@@ -1,0 +1,37 @@
+"""Where a checkpoint lives and which RLinf layout it uses."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from rlinf_bench.contracts.base import Contract
+
+
+class CheckpointLayout(StrEnum):
+    """The on-disk layouts RLinf has used for actor checkpoints (REFERENCE.md section 3)."""
+
+    FSDP_DCP = "fsdp_dcp"  # v0.2+: actor/dcp_checkpoint/*.distcp + .metadata, then model_state_dict/full_weights.pt
+    V01 = "v01"  # v0.1: DCP files directly in actor/ + actor/model/*.safetensors
+    LEGACY_PT = "legacy_pt"  # before v0.1: actor/model.pt + optim.pt
+    MEGATRON = "megatron"  # actor/iter_XXXXXXX/mp_rank_XX/... + latest_checkpointed_iteration.txt
+
+
+class CheckpointRef(Contract):
+    """One checkpoint of one training run: enough to find, name and evaluate it."""
+
+    uri: str = Field(
+        description="Root of the checkpoint (the global_step_N directory): s3://bucket/prefix or a local path"
+    )
+    experiment: str = Field(description="Training experiment name (the directory above checkpoints/)")
+    global_step: int = Field(ge=0, description="Training step the checkpoint was saved at")
+    layout: CheckpointLayout = CheckpointLayout.FSDP_DCP
+
+    @property
+    def is_s3(self) -> bool:
+        return self.uri.startswith("s3://")
+
+    @property
+    def actor_uri(self) -> str:
+        return self.uri.rstrip("/") + "/actor"

@@ -1,0 +1,134 @@
+"""What to evaluate: the request for one checkpoint and the runs (Jobs) it expands into."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rlinf_bench.contracts.base import Contract
+from rlinf_bench.contracts.checkpoint import CheckpointRef
+
+DEFAULT_SEEDS = (0, 1, 2)
+
+
+class Resources(BaseModel):
+    """Kubernetes-style resource requests for one Job's container."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: int = Field(default=1, ge=0)
+    cpu: str = "8"
+    memory: str = "64Gi"
+    gpu_resource_key: str = "nvidia.com/gpu"
+
+
+class SuiteSelection(BaseModel):
+    """One benchmark suite of the eval matrix, with optional overrides."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Suite id, e.g. libero_spatial")
+    tasks: list[int] | None = Field(default=None, description="Task ids to run; None means all")
+    max_steps: int | None = Field(default=None, ge=1, description="Override the suite's max steps")
+
+
+class ProbeSpec(BaseModel):
+    """One infrastructure probe to run next to the evaluations."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="gpu | nccl | storage | checkpoint_io | throughput")
+    args: list[str] = Field(default_factory=list, description="Extra CLI arguments for the probe")
+    nodes: int = Field(default=1, ge=1)
+    gpus_per_node: int = Field(default=1, ge=0)
+
+
+class EvalRun(Contract):
+    """One evaluation run of one suite: exactly what one eval Job executes."""
+
+    request_id: str
+    checkpoint: CheckpointRef
+    suite: str
+    run_index: int = Field(ge=0)
+    seed: int
+    task_ids: list[int] | None = None
+    trials: int = Field(default=50, ge=1)
+    max_steps: int | None = Field(default=None, ge=1)
+    policy: str = "builtin:demo"
+    workers: int = Field(default=1, ge=1)
+    videos: int = Field(default=0, ge=0)
+    output_uri: str | None = Field(default=None, description="Where the RunResult JSON goes (local path or s3://)")
+
+    @property
+    def run_id(self) -> str:
+        return f"{self.request_id}-{self.suite}-r{self.run_index}"
+
+
+class EvalRequest(Contract):
+    """Evaluate one checkpoint: the eval matrix (suites x runs), probes and baselines."""
+
+    request_id: str = Field(default="", description="Derived from the checkpoint when empty")
+    checkpoint: CheckpointRef
+    suites: list[SuiteSelection] = Field(default_factory=lambda: [SuiteSelection(name="libero_spatial")])
+    runs: int = Field(default=3, ge=1, description="Evaluation runs per suite (the paper uses 3)")
+    trials_per_task: int = Field(default=50, ge=1)
+    seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_SEEDS))
+    policy: str = "builtin:demo"
+    workers: int = Field(default=8, ge=1)
+    image: str = ""
+    probe_image: str = ""
+    resources: Resources = Field(default_factory=Resources)
+    probes: list[ProbeSpec] = Field(default_factory=list)
+    baselines: list[str] = Field(default_factory=list, description="Baseline names, e.g. libero/openvla-oft-rlinf")
+    output_prefix: str = Field(default="", description="Where RunResults and reports are written")
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _derive_and_check(self) -> EvalRequest:
+        if not self.request_id:
+            self.request_id = request_id_for(self.checkpoint)
+        if len(self.seeds) < self.runs:
+            raise ValueError(
+                f"seeds has {len(self.seeds)} entries but runs={self.runs}: give one distinct seed per run"
+            )
+        if len(set(self.seeds[: self.runs])) != self.runs:
+            raise ValueError(f"seeds {self.seeds[: self.runs]} repeat: each run needs a distinct seed")
+        return self
+
+    def expand(self) -> list[EvalRun]:
+        """The eval matrix as one EvalRun per (suite, run)."""
+        out: list[EvalRun] = []
+        for suite in self.suites:
+            for run_index in range(self.runs):
+                output = None
+                if self.output_prefix:
+                    output = f"{self.output_prefix.rstrip('/')}/{self.request_id}/{suite.name}/run{run_index}.json"
+                out.append(
+                    EvalRun(
+                        request_id=self.request_id,
+                        checkpoint=self.checkpoint,
+                        suite=suite.name,
+                        run_index=run_index,
+                        seed=self.seeds[run_index],
+                        task_ids=suite.tasks,
+                        trials=self.trials_per_task,
+                        max_steps=suite.max_steps,
+                        policy=self.policy,
+                        workers=self.workers,
+                        output_uri=output,
+                    )
+                )
+        return out
+
+
+def request_id_for(checkpoint: CheckpointRef) -> str:
+    """A short deterministic id for a checkpoint: the same checkpoint always gets the same id.
+
+    Used as the Step Functions execution name and in Job names, which is what makes
+    re-submission idempotent.
+    """
+    digest = hashlib.sha256(checkpoint.uri.rstrip("/").encode()).hexdigest()[:10]
+    exp = "".join(c if c.isalnum() else "-" for c in checkpoint.experiment.lower()).strip("-")[:30]
+    return f"{exp or 'exp'}-s{checkpoint.global_step}-{digest}"

@@ -1,0 +1,156 @@
+"""What one evaluation run produced: per-episode outcomes, per-task and per-suite success rates,
+and the provenance needed to trace every number back to its seeds, versions and inputs."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rlinf_bench.contracts.base import Contract
+from rlinf_bench.contracts.checkpoint import CheckpointRef
+
+
+class RunStatus(StrEnum):
+    COMPLETE = "complete"  # every scheduled episode finished
+    INCOMPLETE = "incomplete"  # interrupted: the episodes present are real, but some are missing
+    FAILED = "failed"  # the run could not produce trustworthy episodes (setup error, worker crash loop...)
+
+
+class EpisodeResult(BaseModel):
+    """One rollout from one fixed initial state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    init_state: int = Field(ge=0, description="Index of the task's fixed initial state")
+    seed: int = Field(description="Seed the environment was seeded with for this episode")
+    success: bool
+    steps: int = Field(ge=0, description="Policy steps taken (settle steps excluded)")
+    wall_s: float = Field(ge=0)
+    retries: int = Field(default=0, ge=0, description="Times the episode was re-run after a worker crash")
+    video: str | None = None
+
+
+class TaskResult(BaseModel):
+    """All episodes of one task in one run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: int = Field(ge=0)
+    task_name: str
+    language: str = ""
+    trials: int = Field(ge=0, description="Episodes scheduled")
+    successes: int = Field(ge=0)
+    success_rate: float = Field(ge=0, le=1, description="successes / episodes finished")
+    episodes: list[EpisodeResult] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskResult:
+        if self.successes != sum(e.success for e in self.episodes):
+            raise ValueError(
+                f"task {self.task_id}: successes={self.successes} but "
+                f"{sum(e.success for e in self.episodes)} episodes succeeded"
+            )
+        if len(self.episodes) > self.trials:
+            raise ValueError(f"task {self.task_id}: {len(self.episodes)} episodes > trials={self.trials}")
+        return self
+
+    @classmethod
+    def from_episodes(
+        cls, task_id: int, task_name: str, trials: int, episodes: list[EpisodeResult], language: str = ""
+    ) -> TaskResult:
+        eps = sorted(episodes, key=lambda e: e.init_state)
+        succ = sum(e.success for e in eps)
+        return cls(
+            task_id=task_id,
+            task_name=task_name,
+            language=language,
+            trials=trials,
+            successes=succ,
+            success_rate=(succ / len(eps)) if eps else 0.0,
+            episodes=eps,
+        )
+
+
+class Provenance(BaseModel):
+    """Where and with what a result was produced."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    packages: dict[str, str] = Field(default_factory=dict, description="Versions incl. simulator packages")
+    python: str = ""
+    git_sha: str | None = None
+    host: str = ""
+    platform: str = ""
+    cpu: str = ""
+    cpu_count: int = 0
+    gpu: list[str] = Field(default_factory=list)
+    rendering_backend: str = Field(default="", description="MUJOCO_GL value and EGL device, if any")
+    image_digest: str | None = None
+    command: list[str] = Field(default_factory=list)
+    checkpoint_sha256: str | None = Field(default=None, description="Digest of the weights the policy loaded")
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Timings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    started_at: str = ""
+    finished_at: str = ""
+    wall_s: float = 0.0
+    env_setup_s: float = 0.0
+    env_steps: int = 0
+    policy_calls: int = 0
+    policy_s: float = 0.0
+    sim_s: float = 0.0
+
+
+class RunResult(Contract):
+    """The outcome of one EvalRun."""
+
+    request_id: str = ""
+    suite: str
+    run_index: int = Field(ge=0)
+    seed: int
+    policy: str
+    checkpoint: CheckpointRef | None = None
+    status: RunStatus
+    error: str | None = Field(default=None, description="Why the run is incomplete or failed")
+    trials_per_task: int = Field(ge=1)
+    max_steps: int = Field(ge=1)
+    settle_steps: int = Field(ge=0)
+    greedy: bool = True
+    tasks: list[TaskResult] = Field(default_factory=list)
+    episodes: int = Field(default=0, ge=0, description="Episodes finished over all tasks")
+    successes: int = Field(default=0, ge=0)
+    success_rate: float = Field(default=0.0, ge=0, le=1, description="successes / episodes over all tasks")
+    timings: Timings = Field(default_factory=Timings)
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    @model_validator(mode="after")
+    def _suite_totals(self) -> RunResult:
+        eps = sum(len(t.episodes) for t in self.tasks)
+        succ = sum(t.successes for t in self.tasks)
+        if self.episodes != eps or self.successes != succ:
+            raise ValueError(
+                f"suite totals episodes={self.episodes}, successes={self.successes} do not match the "
+                f"tasks ({eps}, {succ})"
+            )
+        rate = succ / eps if eps else 0.0
+        if abs(self.success_rate - rate) > 1e-9:
+            raise ValueError(f"success_rate={self.success_rate} but successes/episodes={rate}")
+        return self
+
+    def with_tasks(self, tasks: list[TaskResult]) -> RunResult:
+        """A copy whose tasks (and derived suite totals) are replaced."""
+        eps = sum(len(t.episodes) for t in tasks)
+        succ = sum(t.successes for t in tasks)
+        data = self.model_dump()
+        data.update(
+            tasks=[t.model_dump() for t in tasks],
+            episodes=eps,
+            successes=succ,
+            success_rate=(succ / eps) if eps else 0.0,
+        )
+        return RunResult.model_validate(data)

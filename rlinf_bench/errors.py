@@ -1,0 +1,55 @@
+"""One base exception for the project, with specific subclasses.
+
+Every error a user can cause says which input was wrong and how to fix it; callers catch these
+types (never match on message text) to decide between retry, dead-letter and fail.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CheckpointError",
+    "ConfigError",
+    "ContractError",
+    "PolicyError",
+    "PolicyServerUnreachableError",
+    "RlinfBenchError",
+    "SimulatorError",
+    "UnknownSuiteError",
+    "WorkerCrashError",
+]
+
+
+class RlinfBenchError(Exception):
+    """Base class of every error raised on purpose by rlinf-bench."""
+
+
+class ConfigError(RlinfBenchError):
+    """A configuration value or command-line option is invalid."""
+
+
+class ContractError(RlinfBenchError):
+    """A JSON document does not match its contract (wrong schema_version, missing fields...)."""
+
+
+class UnknownSuiteError(ConfigError):
+    """A benchmark suite name that the registry does not know."""
+
+
+class CheckpointError(RlinfBenchError):
+    """A checkpoint is missing, incomplete or unreadable."""
+
+
+class SimulatorError(RlinfBenchError):
+    """The simulator cannot be set up (missing package or assets, rendering backend)."""
+
+
+class PolicyError(RlinfBenchError):
+    """A policy spec cannot be loaded or a policy returned a malformed action batch."""
+
+
+class PolicyServerUnreachableError(PolicyError):
+    """A remote policy server did not answer after bounded retries."""
+
+
+class WorkerCrashError(RlinfBenchError):
+    """An environment worker kept crashing on the same episode beyond the retry budget."""
