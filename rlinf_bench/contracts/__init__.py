@@ -6,9 +6,11 @@ from rlinf_bench.contracts.probes import Measurement, ProbeEnvironment, ProbeRes
 from rlinf_bench.contracts.request import (
     EvalRequest,
     EvalRun,
+    JobSettings,
     ProbeSpec,
     Resources,
     SuiteSelection,
+    Toleration,
     request_id_for,
 )
 from rlinf_bench.contracts.results import (
@@ -27,6 +29,7 @@ __all__ = [
     "EpisodeResult",
     "EvalRequest",
     "EvalRun",
+    "JobSettings",
     "Measurement",
     "ProbeEnvironment",
     "ProbeResult",
@@ -40,6 +43,7 @@ __all__ = [
     "Target",
     "TaskResult",
     "Timings",
+    "Toleration",
     "describe_validation_error",
     "dumps_schema",
     "json_schema_of",

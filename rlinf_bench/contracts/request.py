@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -45,6 +45,47 @@ class ProbeSpec(BaseModel):
     gpus_per_node: int = Field(default=1, ge=0)
 
 
+class Toleration(BaseModel):
+    """A Kubernetes toleration for the GPU node group's taint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    operator: Literal["Exists", "Equal"] = "Exists"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = "NoSchedule"
+
+
+class JobSettings(BaseModel):
+    """Where and how eval and probe Jobs run on Kubernetes (defaults follow the brief's EKS manifest)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: str = Field(
+        default="rlinf-eval", description="Namespace of every Job (the RBAC in deploy/k8s is scoped to it)"
+    )
+    service_account: str = Field(default="rlinf-bench-runner", description="Pod service account (IRSA / Pod Identity)")
+    node_selector: dict[str, str] = Field(default_factory=lambda: {"role": "gpu-training"})
+    tolerations: list[Toleration] = Field(
+        default_factory=lambda: [Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")]
+    )
+    checkpoint_pvc: str = Field(
+        default="fsx-claim", description="PVC of the FSx file system, mounted read-only; empty: no checkpoint volume"
+    )
+    checkpoint_mount_path: str = "/fsx"
+    results_pvc: str = Field(default="", description="PVC for results; empty: an emptyDir (results go to S3 anyway)")
+    results_mount_path: str = "/results"
+    shm_size: str = Field(default="16Gi", description="Size limit of the in-memory /dev/shm")
+    backoff_limit: int = Field(default=1, ge=0, description="Pod retries before the Job fails")
+    eval_deadline_s: int = Field(default=4 * 3600, ge=1, description="activeDeadlineSeconds of eval Jobs")
+    probe_deadline_s: int = Field(default=3600, ge=1, description="activeDeadlineSeconds of probe Jobs")
+    ttl_after_finished_s: int = Field(default=7 * 24 * 3600, ge=0, description="Finished Jobs are deleted after this")
+    run_as_user: int = Field(default=1000, ge=1, description="Non-root UID of the containers")
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
+    priority_class: str = ""
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables for every container")
+
+
 class EvalRun(Contract):
     """One evaluation run of one suite: exactly what one eval Job executes."""
 
@@ -81,6 +122,7 @@ class EvalRequest(Contract):
     probe_image: str = ""
     resources: Resources = Field(default_factory=Resources)
     probes: list[ProbeSpec] = Field(default_factory=list)
+    kubernetes: JobSettings = Field(default_factory=JobSettings, description="How the Jobs run on Kubernetes")
     baselines: list[str] = Field(default_factory=list, description="Baseline names, e.g. libero/openvla-oft-rlinf")
     output_prefix: str = Field(default="", description="Where RunResults and reports are written")
     extra: dict[str, Any] = Field(default_factory=dict)
