@@ -12,8 +12,11 @@ __all__ = [
     "ContractError",
     "PolicyError",
     "PolicyServerUnreachableError",
+    "ResultsMismatchError",
     "RlinfBenchError",
     "SimulatorError",
+    "TrackingUnavailableError",
+    "UnknownBaselineError",
     "UnknownSuiteError",
     "WorkerCrashError",
 ]
@@ -53,3 +56,15 @@ class PolicyServerUnreachableError(PolicyError):
 
 class WorkerCrashError(RlinfBenchError):
     """An environment worker kept crashing on the same episode beyond the retry budget."""
+
+
+class UnknownBaselineError(ConfigError):
+    """A baseline (or infrastructure probe) name that the baselines registry does not know."""
+
+
+class ResultsMismatchError(RlinfBenchError):
+    """Result files that cannot be aggregated together (different checkpoints, suites or settings)."""
+
+
+class TrackingUnavailableError(RlinfBenchError):
+    """The MLflow tracking server could not be reached after bounded retries."""
