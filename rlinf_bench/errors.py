@@ -12,6 +12,8 @@ __all__ = [
     "ContractError",
     "PolicyError",
     "PolicyServerUnreachableError",
+    "ProbeError",
+    "ProbeUnavailableError",
     "ResultsMismatchError",
     "RlinfBenchError",
     "SimulatorError",
@@ -68,3 +70,11 @@ class ResultsMismatchError(RlinfBenchError):
 
 class TrackingUnavailableError(RlinfBenchError):
     """The MLflow tracking server could not be reached after bounded retries."""
+
+
+class ProbeError(RlinfBenchError):
+    """An infrastructure probe could not measure: bad input or a broken environment (verdict ``fail``)."""
+
+
+class ProbeUnavailableError(ProbeError):
+    """There is nothing to measure here: no GPU, no NVML, a run without the needed metrics (``not_available``)."""
