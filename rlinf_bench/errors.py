@@ -8,8 +8,12 @@ from __future__ import annotations
 
 __all__ = [
     "CheckpointError",
+    "ClusterUnreachableError",
     "ConfigError",
     "ContractError",
+    "JobNotFoundError",
+    "JobSpecError",
+    "KubernetesError",
     "PolicyError",
     "PolicyServerUnreachableError",
     "ProbeError",
@@ -78,3 +82,19 @@ class ProbeError(RlinfBenchError):
 
 class ProbeUnavailableError(ProbeError):
     """There is nothing to measure here: no GPU, no NVML, a run without the needed metrics (``not_available``)."""
+
+
+class JobSpecError(ConfigError):
+    """A Kubernetes Job cannot be built from the request (bad name, label, image, resources, suite or probe)."""
+
+
+class KubernetesError(RlinfBenchError):
+    """The Kubernetes API refused or failed a request (after bounded retries where retrying can help)."""
+
+
+class ClusterUnreachableError(KubernetesError):
+    """The cluster's API server did not answer (connection errors or 5xx) after bounded retries."""
+
+
+class JobNotFoundError(KubernetesError):
+    """A Job that was asked about does not exist (never submitted, cancelled, or removed by its TTL)."""
