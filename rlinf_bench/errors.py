@@ -10,7 +10,9 @@ __all__ = [
     "CheckpointError",
     "ClusterUnreachableError",
     "ConfigError",
+    "CheckpointNotReadyError",
     "ContractError",
+    "InvalidEventError",
     "JobNotFoundError",
     "JobSpecError",
     "KubernetesError",
@@ -46,6 +48,14 @@ class UnknownSuiteError(ConfigError):
 
 class CheckpointError(RlinfBenchError):
     """A checkpoint is missing, incomplete or unreadable."""
+
+
+class CheckpointNotReadyError(CheckpointError):
+    """A checkpoint is still being written or exported: try again later (never drop it)."""
+
+
+class InvalidEventError(RlinfBenchError):
+    """An incoming storage event or object key cannot be used (malformed, wrong type, odd key); dead-letter it."""
 
 
 class SimulatorError(RlinfBenchError):
