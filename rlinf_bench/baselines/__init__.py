@@ -1,0 +1,31 @@
+"""Baselines registry: published success rates, the brief's hardware table and infrastructure targets.
+
+Every entry carries its source. Look baselines up by name (``get_baseline("libero/openvla-oft-rlinf")``);
+an unknown name raises :class:`rlinf_bench.errors.UnknownBaselineError` with the closest matches.
+"""
+
+from rlinf_bench.baselines.infra import KNOWN_PROBES, infra_target, nccl_instance_types
+from rlinf_bench.baselines.registry import (
+    Baseline,
+    HardwareTable,
+    baseline_names,
+    baselines_for_suite,
+    get_baseline,
+    get_baselines,
+    get_table,
+    table_names,
+)
+
+__all__ = [
+    "KNOWN_PROBES",
+    "Baseline",
+    "HardwareTable",
+    "baseline_names",
+    "baselines_for_suite",
+    "get_baseline",
+    "get_baselines",
+    "get_table",
+    "infra_target",
+    "nccl_instance_types",
+    "table_names",
+]

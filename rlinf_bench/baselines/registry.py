@@ -1,0 +1,133 @@
+"""Published success-rate baselines, loaded from the YAML files in ``rlinf_bench/data/baselines``.
+
+The numbers live in data files rather than code so that each one sits next to the citation it came
+from, and so that adding a baseline is a data change reviewed like any other.
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rlinf_bench.errors import ConfigError, UnknownBaselineError
+
+DATA_PACKAGE = "rlinf_bench.data.baselines"
+
+
+class Baseline(BaseModel):
+    """One published result: success rates (percent, as printed in the source) per suite or per task."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="Registry name, e.g. libero/openvla-oft-rlinf")
+    model: str = Field(description="Model as the source names it")
+    benchmark: str
+    level: Literal["suite", "task"] = Field(description="suite: keys are suite ids; task: keys are task names")
+    unit: Literal["percent"] = "percent"
+    values: dict[str, float] = Field(description="Success rate in percent per suite id (or per task name)")
+    average: float | None = Field(default=None, description="The source's own average, verbatim")
+    source: str = Field(min_length=1, description="Where the numbers come from")
+
+    def rate(self, key: str) -> float | None:
+        """The success rate for ``key`` as a fraction in [0, 1], or None when the source has none."""
+        value = self.values.get(key)
+        return None if value is None else value / 100.0
+
+
+class HardwareTable(BaseModel):
+    """A qualitative comparison table from the brief, kept verbatim for reports."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    title: str
+    source: str = Field(min_length=1)
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+
+
+def _read_yaml(filename: str) -> Any:
+    text = resources.files(DATA_PACKAGE).joinpath(filename).read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def _data_files() -> list[str]:
+    return sorted(p.name for p in resources.files(DATA_PACKAGE).iterdir() if p.name.endswith(".yaml"))
+
+
+@cache
+def _load() -> tuple[dict[str, Baseline], dict[str, HardwareTable]]:
+    """Parse every data file once; duplicate names are a packaging bug and fail loudly."""
+    baselines: dict[str, Baseline] = {}
+    tables: dict[str, HardwareTable] = {}
+    for filename in _data_files():
+        doc = _read_yaml(filename) or {}
+        for raw in doc.get("baselines", []):
+            entry = {
+                "benchmark": doc.get("benchmark"),
+                "level": doc.get("level"),
+                "unit": doc.get("unit", "percent"),
+                "source": doc.get("source"),
+            }
+            entry.update(raw)
+            try:
+                baseline = Baseline.model_validate(entry)
+            except ValidationError as exc:
+                raise ConfigError(f"baselines file {filename}, entry {raw.get('name')!r}: {exc}") from exc
+            if baseline.name in baselines or baseline.name in tables:
+                raise ConfigError(f"baselines file {filename}: duplicate name {baseline.name!r}")
+            baselines[baseline.name] = baseline
+        for raw in doc.get("tables", []):
+            table = HardwareTable.model_validate(raw)
+            if table.name in baselines or table.name in tables:
+                raise ConfigError(f"baselines file {filename}: duplicate name {table.name!r}")
+            tables[table.name] = table
+    return baselines, tables
+
+
+def baseline_names() -> list[str]:
+    """Every success-rate baseline name, sorted."""
+    return sorted(_load()[0])
+
+
+def table_names() -> list[str]:
+    """Every qualitative table name (e.g. hardware/eks-vs-paper), sorted."""
+    return sorted(_load()[1])
+
+
+def _unknown(kind: str, name: str, known: list[str]) -> UnknownBaselineError:
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return UnknownBaselineError(f"unknown {kind} {name!r}.{hint} Known: {', '.join(known)}")
+
+
+def get_baseline(name: str) -> Baseline:
+    """Look a baseline up by name; an unknown name raises with the closest names and the full list."""
+    baselines = _load()[0]
+    if name not in baselines:
+        raise _unknown("baseline", name, baseline_names())
+    return baselines[name]
+
+
+def get_baselines(names: list[str]) -> list[Baseline]:
+    """Resolve several names at once (all are checked before any is used)."""
+    return [get_baseline(n) for n in names]
+
+
+def get_table(name: str) -> HardwareTable:
+    """Look a qualitative table up by name (e.g. hardware/eks-vs-paper)."""
+    tables = _load()[1]
+    if name not in tables:
+        raise _unknown("table", name, table_names())
+    return tables[name]
+
+
+def baselines_for_suite(suite: str) -> list[Baseline]:
+    """Suite-level baselines that publish a number for ``suite`` (used to draw reference lines)."""
+    return [b for b in _load()[0].values() if b.level == "suite" and suite in b.values]
