@@ -3,6 +3,18 @@
 from rlinf_bench.contracts.base import Contract, describe_validation_error, dumps_schema, json_schema_of
 from rlinf_bench.contracts.checkpoint import CheckpointLayout, CheckpointRef
 from rlinf_bench.contracts.probes import Measurement, ProbeEnvironment, ProbeResult, ProbeVerdict, Target
+from rlinf_bench.contracts.report import (
+    CheckpointReport,
+    Disagreement,
+    InfraCheck,
+    Interval,
+    RunSummary,
+    StateOutcome,
+    SuiteReport,
+    TaskSummary,
+    Verdict,
+    VerdictValue,
+)
 from rlinf_bench.contracts.request import (
     EvalRequest,
     EvalRun,
@@ -25,10 +37,14 @@ from rlinf_bench.contracts.results import (
 __all__ = [
     "CheckpointLayout",
     "CheckpointRef",
+    "CheckpointReport",
     "Contract",
+    "Disagreement",
     "EpisodeResult",
     "EvalRequest",
     "EvalRun",
+    "InfraCheck",
+    "Interval",
     "JobSettings",
     "Measurement",
     "ProbeEnvironment",
@@ -39,11 +55,17 @@ __all__ = [
     "Resources",
     "RunResult",
     "RunStatus",
+    "RunSummary",
+    "StateOutcome",
+    "SuiteReport",
     "SuiteSelection",
     "Target",
     "TaskResult",
+    "TaskSummary",
     "Timings",
     "Toleration",
+    "Verdict",
+    "VerdictValue",
     "describe_validation_error",
     "dumps_schema",
     "json_schema_of",
@@ -57,4 +79,5 @@ PUBLISHED: dict[str, type[Contract]] = {
     "eval-run": EvalRun,
     "run-result": RunResult,
     "probe-result": ProbeResult,
+    "checkpoint-report": CheckpointReport,
 }

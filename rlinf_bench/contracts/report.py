@@ -1,0 +1,169 @@
+"""What one checkpoint's evaluation amounts to: per-suite statistics over the runs, verdicts against
+baselines, infrastructure checks, and where everything was published.
+
+The statistics are defined in docs/statistics.md; this module only fixes their shape.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlinf_bench.contracts.base import Contract
+from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.probes import ProbeResult
+from rlinf_bench.contracts.results import RunStatus
+
+
+class VerdictValue(StrEnum):
+    ABOVE = "above"  # significantly above the reference
+    WITHIN = "within"  # no evidence of being worse than reference - tolerance (nor better than the reference)
+    BELOW = "below"  # significantly below reference - tolerance
+    INCOMPLETE = "incomplete"  # runs missing or failed: no verdict is given on partial data
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Interval(_Model):
+    low: float = Field(ge=0, le=1)
+    high: float = Field(ge=0, le=1)
+
+
+class RunSummary(_Model):
+    """One evaluation run of a suite, as it entered (or was kept out of) the aggregate."""
+
+    run_index: int
+    seed: int
+    status: RunStatus
+    success_rate: float | None = Field(default=None, description="None when the run failed")
+    episodes: int = 0
+    error: str | None = None
+    source: str = Field(default="", description="File or URI the RunResult was read from")
+
+
+class TaskSummary(_Model):
+    """One task across the runs."""
+
+    task_id: int
+    task_name: str
+    run_success_rates: list[float | None] = Field(description="Per run (by position in SuiteReport.runs)")
+    success_rate_mean: float
+    success_rate_std: float | None = Field(description="Sample std over runs; None with fewer than 2 runs")
+    episodes: int
+    successes: int
+    wilson95_low: float
+    wilson95_high: float
+    ci95_low: float
+    ci95_high: float
+
+
+class StateOutcome(_Model):
+    """Successes of one (task, initial state) cluster over the runs: the unit of the paired tests."""
+
+    task_id: int
+    init_state: int
+    successes: int = Field(ge=0)
+    trials: int = Field(ge=1)
+
+
+class Disagreement(_Model):
+    """Whether the runs differ more than binomial noise allows (nondeterminism, a broken node)."""
+
+    test: str
+    statistic: float
+    df: int
+    p_value: float
+    alpha: float
+    flagged: bool
+
+
+class Verdict(_Model):
+    """One comparison with a reference, with the test that decided it."""
+
+    suite: str
+    against: str = Field(description="Baseline name, 'previous' or 'best'")
+    kind: Literal["baseline", "previous", "best"]
+    value: VerdictValue
+    reference: float | None = Field(default=None, description="Reference success rate (fraction)")
+    reference_label: str = Field(default="", description="e.g. the reference checkpoint's global step")
+    estimate: float | None = None
+    difference: float | None = Field(default=None, description="estimate - reference")
+    tolerance: float = Field(ge=0)
+    alpha: float
+    test: str = ""
+    statistic: float | None = None
+    p_value: float | None = Field(default=None, description="One-sided p for 'below reference - tolerance'")
+    p_value_above: float | None = Field(default=None, description="One-sided p for 'above reference'")
+    paired: bool = False
+    units: int = Field(default=0, description="Initial-state clusters (paired) or effective episodes compared")
+    reason: str = ""
+
+
+class SuiteReport(_Model):
+    """One suite of one checkpoint, aggregated over its runs."""
+
+    suite: str
+    runs_expected: int
+    runs_completed: int
+    complete: bool = Field(description="Every expected run finished: only then are verdicts given")
+    runs: list[RunSummary]
+    tasks: list[TaskSummary]
+    success_rate_mean: float = Field(description="Mean of the completed runs' suite success rates")
+    success_rate_std: float | None = Field(description="Sample std over completed runs")
+    wilson95_low: float
+    wilson95_high: float
+    ci95_low: float = Field(description="Clustered by (task, initial state); see docs/statistics.md")
+    ci95_high: float
+    ci_method: str
+    design_effect: float
+    episodes: int
+    successes: int
+    clusters: int
+    disagreement: Disagreement | None = None
+    states: list[StateOutcome] = Field(default_factory=list)
+    verdicts: list[Verdict] = Field(default_factory=list)
+
+
+class InfraCheck(_Model):
+    """One probe measurement against its target."""
+
+    probe: str
+    metric: str
+    value: float | None
+    unit: str = ""
+    op: str = ""
+    target: float | None = None
+    verdict: Literal["pass", "fail", "not_available"]
+    source: str = ""
+    reason: str = ""
+
+
+class CheckpointReport(Contract):
+    """Everything one checkpoint's evaluation produced: what MLflow, email and Slack show."""
+
+    request_id: str = ""
+    checkpoint: CheckpointRef | None = None
+    checkpoint_uri: str = ""
+    experiment: str = ""
+    global_step: int | None = None
+    policy: str = ""
+    created_at: str = ""
+    success_rate: float | None = Field(description="Mean over suites of each suite's success_rate_mean")
+    complete: bool
+    suites: list[SuiteReport]
+    infra: list[InfraCheck] = Field(default_factory=list)
+    probes: list[ProbeResult] = Field(default_factory=list)
+    baselines: list[str] = Field(default_factory=list)
+    links: dict[str, str] = Field(default_factory=dict, description="mlflow_run, report files, results")
+    sources: list[str] = Field(default_factory=list, description="RunResult files or URIs aggregated")
+
+    def suite(self, name: str) -> SuiteReport | None:
+        return next((s for s in self.suites if s.suite == name), None)
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        return [v for s in self.suites for v in s.verdicts]
