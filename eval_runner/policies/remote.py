@@ -1,0 +1,246 @@
+"""``server:ws://host:port`` — a client of a remote policy server (protocol in docs/policies.md).
+
+The client connects when it is built, because the environment must know which cameras to render
+before the first reset: the server's first message announces its :class:`ObservationSpec`. Each
+:meth:`ServerPolicy.act` is exactly one request/reply round trip carrying the whole batch.
+
+Spec options (after ``?``): ``retries`` (default 8), ``backoff_s`` (0.5), ``max_backoff_s`` (10),
+``open_timeout_s`` (5), ``request_timeout_s`` (300). Connection attempts wait
+``min(backoff_s * 2**k, max_backoff_s)`` between tries, so the defaults give a starting server
+about 45 s to come up before PolicyServerUnreachableError.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
+from eval_runner.policies.registry import SCHEMES, take_options
+from eval_runner.policies.spec import PolicySpec
+from eval_runner.policies.wire import PROTOCOL, PROTOCOL_VERSION, RESET_KEY, WireError, pack, unpack
+from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
+
+log = logging.getLogger(__name__)
+
+_OPTIONS: dict[str, type] = {
+    "retries": int,
+    "backoff_s": float,
+    "max_backoff_s": float,
+    "open_timeout_s": float,
+    "request_timeout_s": float,
+}
+
+
+@SCHEMES.register("server")
+def _load_server(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
+    options = take_options(spec, _OPTIONS)
+    if not spec.target.startswith(("ws://", "wss://")):
+        raise PolicyError(f"policy spec {spec.raw!r}: the server URL must start with ws:// or wss://")
+    if checkpoint_dir is not None:
+        log.info(
+            "server policy %s ignores --checkpoint %s: the server loaded its own weights", spec.target, checkpoint_dir
+        )
+    return ServerPolicy(spec.target, spec=spec.raw, **options)
+
+
+def backoff_delays(retries: int, backoff_s: float, max_backoff_s: float) -> list[float]:
+    """The waits between ``retries + 1`` connection attempts: exponential, capped."""
+    return [min(backoff_s * 2**k, max_backoff_s) for k in range(retries)]
+
+
+class ServerPolicy(Policy):
+    """A Policy whose ``act`` is answered by a remote policy server over a websocket."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        retries: int = 8,
+        backoff_s: float = 0.5,
+        max_backoff_s: float = 10.0,
+        open_timeout_s: float = 5.0,
+        request_timeout_s: float = 300.0,
+        spec: str | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if retries < 0 or backoff_s < 0 or max_backoff_s < 0 or open_timeout_s <= 0 or request_timeout_s <= 0:
+            raise PolicyError(f"policy spec {spec or url!r}: retries/backoff must be >= 0 and timeouts > 0")
+        self.url = url
+        self.spec = spec or f"server:{url}"
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.open_timeout_s = open_timeout_s
+        self.request_timeout_s = request_timeout_s
+        self._sleep = sleep
+        self._pending_resets: list[str] = []
+        self.requests = 0
+        self.connects = 0
+        self._conn: Any = None
+        self.metadata: dict[str, Any] = {}
+        self._connect()
+
+    # -- connection -------------------------------------------------------------------------
+    def _connect(self) -> None:
+        """Connect with bounded exponential backoff and read the server's metadata message."""
+        from websockets.exceptions import InvalidURI
+
+        delays = backoff_delays(self.retries, self.backoff_s, self.max_backoff_s)
+        last_error: BaseException | None = None
+        for attempt in range(len(delays) + 1):
+            try:
+                conn = self._open()
+            except InvalidURI as exc:
+                raise PolicyError(f"policy server URL {self.url!r} is not a valid websocket URI: {exc}") from exc
+            except PolicyError:
+                raise
+            except Exception as exc:  # refused, DNS, timeout, handshake rejected, closed during metadata
+                last_error = exc
+                if attempt < len(delays):
+                    log.warning(
+                        "policy server %s not reachable (%s: %s); retry %d/%d in %.2fs",
+                        self.url, type(exc).__name__, exc, attempt + 1, len(delays), delays[attempt],
+                    )  # fmt: skip
+                    self._sleep(delays[attempt])
+                continue
+            self._conn = conn
+            self.connects += 1
+            return
+        raise PolicyServerUnreachableError(
+            f"policy server {self.url} did not answer after {len(delays) + 1} attempts over "
+            f"{sum(delays):.1f}s (last error: {type(last_error).__name__}: {last_error}); start it with "
+            f"`rlinf-bench serve-policy --policy SPEC --host HOST --port PORT`, check the host/port and firewall, "
+            f"or give it longer to start with ?retries=N&max_backoff_s=S"
+        ) from last_error
+
+    def _open(self) -> Any:
+        from websockets.sync.client import connect
+
+        conn = connect(
+            self.url,
+            open_timeout=self.open_timeout_s,
+            compression=None,  # images are incompressible enough; deflate would cost CPU on both ends
+            max_size=None,
+            proxy=None,  # a policy server is on the cluster network, never behind an HTTP proxy
+        )
+        try:
+            first = conn.recv(timeout=self.open_timeout_s)
+            self.metadata = self._check_metadata(first)
+        except BaseException:
+            conn.close()
+            raise
+        self.obs_spec = self._spec_from_metadata(self.metadata)
+        return conn
+
+    def _check_metadata(self, frame: Any) -> dict[str, Any]:
+        try:
+            meta = unpack(frame)
+        except WireError as exc:
+            raise PolicyError(f"policy server {self.url} sent an unreadable first message: {exc}") from exc
+        if not isinstance(meta, dict) or meta.get("protocol") != PROTOCOL:
+            raise PolicyError(
+                f"policy server {self.url} does not speak the {PROTOCOL} protocol (its first message has no "
+                f"'protocol': {PROTOCOL!r}); serve the policy with `rlinf-bench serve-policy` or implement "
+                "the protocol in docs/policies.md"
+            )
+        version = meta.get("protocol_version")
+        if version != PROTOCOL_VERSION:
+            raise PolicyError(
+                f"policy server {self.url} speaks {PROTOCOL} version {version}, this client speaks "
+                f"{PROTOCOL_VERSION}; run matching rlinf-bench versions on both sides"
+            )
+        if meta.get("action_dim") != ACTION_DIM:
+            raise PolicyError(
+                f"policy server {self.url} produces {meta.get('action_dim')}-d actions; LIBERO needs {ACTION_DIM}"
+            )
+        return meta
+
+    def _spec_from_metadata(self, meta: dict[str, Any]) -> ObservationSpec:
+        try:
+            return ObservationSpec.model_validate(meta.get("obs_spec", {}))
+        except Exception as exc:
+            raise PolicyError(
+                f"policy server {self.url} announced an invalid obs_spec {meta.get('obs_spec')!r}: {exc}"
+            ) from exc
+
+    # -- Policy API -------------------------------------------------------------------------
+    def reset(self, episode_ids: list[str]) -> None:
+        # Sent with the next batch rather than as an extra round trip: one request per vector step.
+        self._pending_resets.extend(str(e) for e in episode_ids)
+
+    def act(self, obs: dict[str, Any]) -> np.ndarray:
+        request = dict(obs)
+        if self._pending_resets:
+            request[RESET_KEY] = list(self._pending_resets)
+        try:
+            frame = pack(request)
+        except TypeError as exc:
+            raise PolicyError(f"observation batch cannot be sent to {self.url}: {exc}") from exc
+        reply = self._round_trip(frame)
+        self._pending_resets.clear()
+        return self._actions_from(reply, obs)
+
+    def _round_trip(self, frame: bytes) -> Any:
+        from websockets.exceptions import ConnectionClosed
+
+        for attempt in range(2):
+            try:
+                self._conn.send(frame)
+                answer = self._conn.recv(timeout=self.request_timeout_s)
+                self.requests += 1
+                return answer
+            except TimeoutError as exc:
+                raise PolicyServerUnreachableError(
+                    f"policy server {self.url} did not answer a batch within {self.request_timeout_s}s; raise "
+                    "?request_timeout_s=S if inference is that slow, or check the server's logs"
+                ) from exc
+            except (ConnectionClosed, OSError) as exc:
+                if attempt == 1:
+                    raise PolicyServerUnreachableError(
+                        f"policy server {self.url} closed the connection twice on the same batch ({exc}); check the "
+                        "server's logs (out of memory? crashed?)"
+                    ) from exc
+                # A server restart or a dropped connection: reconnect (with backoff) and resend once.
+                # Resending is safe: a request carries the whole batch and its pending resets.
+                log.warning("policy server %s connection lost (%s); reconnecting", self.url, exc)
+                self._connect()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _actions_from(self, frame: Any, obs: dict[str, Any]) -> np.ndarray:
+        try:
+            reply = unpack(frame)
+        except WireError as exc:
+            raise PolicyError(f"policy server {self.url} sent an unreadable reply: {exc}") from exc
+        if not isinstance(reply, dict):
+            raise PolicyError(f"policy server {self.url} replied with a {type(reply).__name__}, expected a map")
+        if "error" in reply:
+            raise PolicyError(f"policy server {self.url} failed on this batch: {reply['error']}")
+        if "actions" not in reply:
+            raise PolicyError(f"policy server {self.url} replied without 'actions' or 'error' (keys: {sorted(reply)})")
+        actions = np.asarray(reply["actions"], dtype=np.float32)
+        rows = len(obs.get("episode_id", actions))
+        if actions.shape != (rows, ACTION_DIM):
+            raise PolicyError(
+                f"policy server {self.url} returned actions of shape {actions.shape}, expected ({rows}, {ACTION_DIM})"
+            )
+        return actions
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "class": type(self).__name__,
+            "spec": self.spec,
+            "url": self.url,
+            "server": self.metadata.get("policy", {}),
+            "requests": self.requests,
+        }
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

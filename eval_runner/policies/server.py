@@ -1,0 +1,140 @@
+"""Serve any :class:`Policy` over the websocket protocol of docs/policies.md.
+
+One thread per connection (websockets' sync server); calls into the policy are serialized with a
+lock because policies are not required to be thread-safe, and because one GPU model serves best
+one batch at a time. A failing batch gets an ``{"error": ...}`` reply and the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import http
+import logging
+import threading
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+
+from eval_runner.policies.base import ACTION_DIM, Policy
+from eval_runner.policies.wire import (
+    HEALTH_PATH,
+    PROTOCOL,
+    PROTOCOL_VERSION,
+    RESET_KEY,
+    WireError,
+    jsonable,
+    pack,
+    unpack,
+)
+
+log = logging.getLogger(__name__)
+
+
+class PolicyServer:
+    """A websocket policy server; ``port=0`` binds a free port (see :attr:`port`)."""
+
+    def __init__(self, policy: Policy, host: str = "127.0.0.1", port: int = 8000, *, name: str | None = None) -> None:
+        from websockets.sync.server import serve
+
+        self.policy = policy
+        self.name = name or type(policy).__name__
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        #: counters a test or an operator can read: act requests answered, error replies, connections
+        self.requests = 0
+        self.errors = 0
+        self.connections = 0
+        self.batch_sizes: list[int] = []
+        self._metadata = pack(self.metadata())
+        self._server = serve(
+            self._handle,
+            host,
+            port,
+            compression=None,
+            max_size=None,
+            process_request=self._health,
+        )
+        self.host, self.port = self._server.socket.getsockname()[:2]
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}"
+
+    def metadata(self) -> dict[str, Any]:
+        """The first message of every connection: protocol, policy provenance, observation spec."""
+        return {
+            "protocol": PROTOCOL,
+            "protocol_version": PROTOCOL_VERSION,
+            "policy": jsonable({"name": self.name, **self.policy.describe()}),
+            "obs_spec": self.policy.obs_spec.model_dump(mode="json"),
+            "action_dim": ACTION_DIM,
+        }
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def serve_forever(self) -> None:
+        """Serve until :meth:`shutdown` (or Ctrl-C in the CLI)."""
+        log.info("serving policy %s at %s", self.name, self.url)
+        self._server.serve_forever()
+
+    def start(self) -> PolicyServer:
+        """Serve in a background thread (tests, notebooks); returns self."""
+        self._thread = threading.Thread(target=self._server.serve_forever, name="policy-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def shutdown(self) -> None:
+        self._server.shutdown()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def __enter__(self) -> PolicyServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    # -- protocol ---------------------------------------------------------------------------
+    def _health(self, connection: Any, request: Any) -> Any:
+        # Plain HTTP GET /healthz for Kubernetes readiness probes; everything else upgrades.
+        if request.path == HEALTH_PATH:
+            return connection.respond(http.HTTPStatus.OK, "OK\n")
+        return None
+
+    def _handle(self, connection: Any) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        self.connections += 1
+        peer = connection.remote_address
+        log.info("client %s connected", peer)
+        try:
+            connection.send(self._metadata)
+            for frame in connection:
+                connection.send(pack(self._answer(frame)))
+        except ConnectionClosed:
+            pass
+        finally:
+            log.info("client %s disconnected", peer)
+
+    def _answer(self, frame: bytes | str) -> dict[str, Any]:
+        """One reply: ``{"actions": [B, 7]}`` or ``{"error": msg}``; never raises for a bad batch."""
+        started = time.perf_counter()
+        try:
+            request = unpack(frame)
+            if not isinstance(request, dict):
+                raise WireError(f"a request must be a map (the observation batch), got {type(request).__name__}")
+            resets = request.pop(RESET_KEY, None) or []
+            with self._lock:
+                if resets:
+                    self.policy.reset([str(e) for e in resets])
+                actions = np.asarray(self.policy.act(request), dtype=np.float32)
+            rows = len(request.get("episode_id", actions))
+            if actions.shape != (rows, ACTION_DIM):
+                raise ValueError(f"policy returned actions of shape {actions.shape}, expected ({rows}, {ACTION_DIM})")
+        except Exception as exc:
+            self.errors += 1
+            log.error("batch failed: %s\n%s", exc, traceback.format_exc())
+            return {"error": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__}
+        self.requests += 1
+        self.batch_sizes.append(rows)
+        return {"actions": actions, "infer_ms": (time.perf_counter() - started) * 1000.0}
