@@ -19,6 +19,7 @@ from rlinf_bench.errors import RlinfBenchError
 # Add a line here to add a subcommand. Order is the order in --help.
 COMMAND_MODULES: list[str] = [
     "rlinf_bench.cli.schemas",  # schemas
+    "eval_runner.policies.serve_cli",  # serve-policy
 ]
 
 log = logging.getLogger("rlinf_bench")
