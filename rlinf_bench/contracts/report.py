@@ -85,6 +85,7 @@ class Verdict(_Model):
     """One comparison with a reference, with the test that decided it."""
 
     suite: str
+    task: str | None = Field(default=None, description="Task name, for per-task baselines")
     against: str = Field(description="Baseline name, 'previous' or 'best'")
     kind: Literal["baseline", "previous", "best"]
     value: VerdictValue
@@ -112,14 +113,15 @@ class SuiteReport(_Model):
     complete: bool = Field(description="Every expected run finished: only then are verdicts given")
     runs: list[RunSummary]
     tasks: list[TaskSummary]
-    success_rate_mean: float = Field(description="Mean of the completed runs' suite success rates")
+    # Statistics are None when no run completed: there is nothing honest to report.
+    success_rate_mean: float | None = Field(description="Mean of the completed runs' suite success rates")
     success_rate_std: float | None = Field(description="Sample std over completed runs")
-    wilson95_low: float
-    wilson95_high: float
-    ci95_low: float = Field(description="Clustered by (task, initial state); see docs/statistics.md")
-    ci95_high: float
+    wilson95_low: float | None
+    wilson95_high: float | None
+    ci95_low: float | None = Field(description="Clustered by (task, initial state); see docs/statistics.md")
+    ci95_high: float | None
     ci_method: str
-    design_effect: float
+    design_effect: float | None
     episodes: int
     successes: int
     clusters: int

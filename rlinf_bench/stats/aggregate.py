@@ -1,0 +1,244 @@
+"""Turn the RunResults of one checkpoint into SuiteReports and a CheckpointReport.
+
+Failed or interrupted runs are listed but kept out of every statistic, and the suite is marked
+incomplete: averaging fewer runs silently would make a broken node look like a result.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from rlinf_bench.contracts import (
+    CheckpointReport,
+    Disagreement,
+    RunResult,
+    RunStatus,
+    RunSummary,
+    StateOutcome,
+    SuiteReport,
+    TaskSummary,
+)
+from rlinf_bench.errors import ResultsMismatchError
+from rlinf_bench.stats.intervals import CLUSTERED_METHOD, clustered_interval, wilson
+from rlinf_bench.stats.significance import chi2_homogeneity, cochran_q
+
+DISAGREEMENT_ALPHA = 0.01  # strict: a flag should mean "look at the nodes", not routine noise
+
+
+@dataclass(frozen=True)
+class SourcedRun:
+    """A RunResult with the file or URI it came from, so errors can name it."""
+
+    source: str
+    result: RunResult
+
+
+def _sample_std(values: Sequence[float]) -> float | None:
+    return statistics.stdev(values) if len(values) >= 2 else None
+
+
+def _check_consistent(runs: Sequence[SourcedRun]) -> None:
+    """Refuse to aggregate runs of different checkpoints or settings; name the offending files."""
+    first = runs[0]
+
+    def fingerprint(r: RunResult) -> dict[str, object]:
+        return {
+            "checkpoint": r.checkpoint.uri.rstrip("/") if r.checkpoint else None,
+            "policy": r.policy,
+            "trials_per_task": r.trials_per_task,
+            "max_steps": r.max_steps,
+        }
+
+    ref = fingerprint(first.result)
+    for other in runs[1:]:
+        fp = fingerprint(other.result)
+        for field, value in ref.items():
+            if fp[field] != value:
+                raise ResultsMismatchError(
+                    f"cannot aggregate {first.source} and {other.source}: field {field} differs "
+                    f"({value!r} vs {fp[field]!r}); pass the results of one checkpoint and one configuration"
+                )
+    seen: dict[tuple[str, int], str] = {}
+    for run in runs:
+        key = (run.result.suite, run.result.run_index)
+        if key in seen:
+            raise ResultsMismatchError(
+                f"{seen[key]} and {run.source} are both run {key[1]} of suite {key[0]}; pass each run once"
+            )
+        seen[key] = run.source
+
+
+def _states(completed: Sequence[RunResult]) -> dict[tuple[int, int], list[int]]:
+    """(task_id, init_state) -> outcomes (0/1), one per completed run that has the episode."""
+    out: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for run in completed:
+        for task in run.tasks:
+            for ep in task.episodes:
+                out[(task.task_id, ep.init_state)].append(int(ep.success))
+    return dict(sorted(out.items()))
+
+
+def _disagreement(completed: Sequence[RunResult], states: dict[tuple[int, int], list[int]]) -> Disagreement | None:
+    if len(completed) < 2:
+        return None
+    r = len(completed)
+    if all(len(v) == r for v in states.values()) and states:
+        res = cochran_q(np.array(list(states.values())))
+    else:
+        res = chi2_homogeneity([x.successes for x in completed], [x.episodes for x in completed])
+    return Disagreement(
+        test=res.test,
+        statistic=res.statistic,
+        df=res.df,
+        p_value=res.p_value,
+        alpha=DISAGREEMENT_ALPHA,
+        flagged=res.p_value < DISAGREEMENT_ALPHA,
+    )
+
+
+def _task_summaries(
+    runs: Sequence[RunResult], completed: Sequence[RunResult], states: dict[tuple[int, int], list[int]]
+) -> list[TaskSummary]:
+    names: dict[int, str] = {}
+    for run in runs:
+        for t in run.tasks:
+            names.setdefault(t.task_id, t.task_name)
+    out = []
+    for task_id in sorted(names):
+        per_run: list[float | None] = []
+        for run in runs:
+            found = next((t for t in run.tasks if t.task_id == task_id), None)
+            ok = run.status == RunStatus.COMPLETE and found is not None and found.episodes
+            per_run.append(found.success_rate if ok and found is not None else None)
+        done = [v for v in per_run if v is not None]
+        clusters = [v for (tid, _), v in states.items() if tid == task_id]
+        k = sum(sum(v) for v in clusters)
+        n = sum(len(v) for v in clusters)
+        if n == 0:
+            continue
+        w_low, w_high = wilson(k, n)
+        ce = clustered_interval([sum(v) for v in clusters], [len(v) for v in clusters])
+        out.append(
+            TaskSummary(
+                task_id=task_id,
+                task_name=names[task_id],
+                run_success_rates=per_run,
+                success_rate_mean=statistics.fmean(done) if done else k / n,
+                success_rate_std=_sample_std(done),
+                episodes=n,
+                successes=k,
+                wilson95_low=w_low,
+                wilson95_high=w_high,
+                ci95_low=ce.low,
+                ci95_high=ce.high,
+            )
+        )
+    return out
+
+
+def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteReport:
+    """Aggregate the runs of one suite of one checkpoint (see docs/statistics.md for every field)."""
+    if not runs:
+        raise ValueError("aggregate_suite needs at least one run")
+    _check_consistent(runs)
+    ordered = sorted(runs, key=lambda r: r.result.run_index)
+    results = [r.result for r in ordered]
+    completed = [r for r in results if r.status == RunStatus.COMPLETE and r.episodes > 0]
+    summaries = [
+        RunSummary(
+            run_index=r.result.run_index,
+            seed=r.result.seed,
+            status=r.result.status,
+            success_rate=r.result.success_rate if r.result.status == RunStatus.COMPLETE else None,
+            episodes=r.result.episodes,
+            error=r.result.error,
+            source=r.source,
+        )
+        for r in ordered
+    ]
+    states = _states(completed)
+    stats_fields: dict[str, float | None] = dict.fromkeys(
+        (
+            "success_rate_mean",
+            "success_rate_std",
+            "wilson95_low",
+            "wilson95_high",
+            "ci95_low",
+            "ci95_high",
+            "design_effect",
+        )
+    )
+    k = sum(sum(v) for v in states.values())
+    n = sum(len(v) for v in states.values())
+    if n:
+        ce = clustered_interval([sum(v) for v in states.values()], [len(v) for v in states.values()])
+        w_low, w_high = wilson(k, n)
+        stats_fields.update(
+            success_rate_mean=statistics.fmean(r.success_rate for r in completed),
+            success_rate_std=_sample_std([r.success_rate for r in completed]),
+            wilson95_low=w_low,
+            wilson95_high=w_high,
+            ci95_low=ce.low,
+            ci95_high=ce.high,
+            design_effect=ce.design_effect,
+        )
+    return SuiteReport(
+        suite=results[0].suite,
+        runs_expected=runs_expected,
+        runs_completed=len(completed),
+        complete=len(completed) >= runs_expected and len(completed) == len(results),
+        runs=summaries,
+        tasks=_task_summaries(results, completed, states),
+        ci_method=CLUSTERED_METHOD,
+        episodes=n,
+        successes=k,
+        clusters=len(states),
+        disagreement=_disagreement(completed, states),
+        states=[StateOutcome(task_id=t, init_state=s, successes=sum(v), trials=len(v)) for (t, s), v in states.items()],
+        **stats_fields,
+    )
+
+
+def aggregate_checkpoint(runs: Sequence[SourcedRun], *, runs_expected: int = 3) -> CheckpointReport:
+    """Group runs by suite and aggregate each; all runs must belong to one checkpoint and policy."""
+    if not runs:
+        raise ResultsMismatchError("no RunResult files given; pass the run JSON files of one checkpoint")
+    first = runs[0]
+    uri = first.result.checkpoint.uri.rstrip("/") if first.result.checkpoint else ""
+    for other in runs[1:]:
+        other_uri = other.result.checkpoint.uri.rstrip("/") if other.result.checkpoint else ""
+        if other_uri != uri:
+            raise ResultsMismatchError(
+                f"{first.source} is from checkpoint {uri or '(none)'} but {other.source} is from "
+                f"{other_uri or '(none)'}; aggregate one checkpoint at a time"
+            )
+    by_suite: dict[str, list[SourcedRun]] = defaultdict(list)
+    for run in runs:
+        by_suite[run.result.suite].append(run)
+    suites = [aggregate_suite(by_suite[name], runs_expected) for name in sorted(by_suite)]
+    rates = [s.success_rate_mean for s in suites if s.success_rate_mean is not None]
+    ckpt = first.result.checkpoint
+    return CheckpointReport(
+        request_id=first.result.request_id,
+        checkpoint=ckpt,
+        checkpoint_uri=uri,
+        experiment=ckpt.experiment if ckpt else "",
+        global_step=ckpt.global_step if ckpt else None,
+        policy=first.result.policy,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        success_rate=statistics.fmean(rates) if len(rates) == len(suites) and rates else None,
+        complete=all(s.complete for s in suites),
+        suites=suites,
+        sources=[r.source for r in runs],
+    )
+
+
+def load_runs(paths: Sequence[str]) -> list[SourcedRun]:
+    """Read RunResult JSON files; a bad file raises ContractError naming the file and the field."""
+    return [SourcedRun(str(p), RunResult.load(p)) for p in paths]

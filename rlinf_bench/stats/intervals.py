@@ -1,0 +1,82 @@
+"""Confidence intervals for success rates: pooled Wilson and the clustered (design-effect) Wilson.
+
+Why clustered: the runs of a suite replay the same initial states, and a hard state fails in every run,
+so 3 x 50 episodes of a task carry less information than 150 independent coin flips. The clustered
+interval treats the (task, initial state) cluster as the unit. docs/statistics.md has the derivation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scipy import stats
+
+Z95 = float(stats.norm.ppf(0.975))
+CLUSTERED_METHOD = "wilson-design-effect (clusters = task x initial state, t quantile with C-1 df)"
+
+
+def wilson(successes: float, n: float, *, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a proportion; ``n`` may be fractional (an effective sample size).
+
+    Unlike the normal (Wald) interval it stays inside [0, 1] and keeps a positive width at 0 % and 100 %.
+    """
+    if n <= 0:
+        raise ValueError(f"Wilson interval needs n > 0, got {n}")
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z / denom * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class ClusteredEstimate:
+    """A success rate whose episodes come in clusters, with its design-effect-adjusted interval."""
+
+    rate: float
+    successes: int
+    episodes: int
+    clusters: int
+    design_effect: float
+    effective_n: float
+    quantile: float
+    low: float
+    high: float
+
+
+def cluster_variance(successes: Sequence[int], trials: Sequence[int]) -> float:
+    """Cluster-robust (linearized ratio-estimator) variance of sum(successes)/sum(trials)."""
+    c = len(successes)
+    total = sum(trials)
+    if c < 2 or total == 0:
+        return 0.0
+    rate = sum(successes) / total
+    resid = sum((s - rate * m) ** 2 for s, m in zip(successes, trials, strict=True))
+    return c / (c - 1) * resid / (total * total)
+
+
+def clustered_interval(successes: Sequence[int], trials: Sequence[int], *, level: float = 0.95) -> ClusteredEstimate:
+    """Wilson interval on the design-effect-adjusted effective sample size.
+
+    design effect = cluster-robust variance / binomial variance, floored at 1 so the result is never
+    narrower than the pooled Wilson interval. At 0 % or 100 % the within-cluster correlation cannot be
+    estimated, so the worst case is assumed (design effect = mean cluster size: each cluster counts
+    once). The quantile comes from Student's t with C - 1 degrees of freedom, which widens the
+    interval when there are few clusters (a smoke test with 2 tasks x 3 states).
+    """
+    if len(successes) != len(trials) or not trials:
+        raise ValueError("clustered_interval needs one (successes, trials) pair per cluster, at least one")
+    n = sum(trials)
+    k = sum(successes)
+    c = len(trials)
+    if n <= 0:
+        raise ValueError("clustered_interval needs at least one episode")
+    rate = k / n
+    binomial_var = rate * (1 - rate) / n
+    deff = n / c if binomial_var == 0 else max(1.0, cluster_variance(successes, trials) / binomial_var)
+    q = float(stats.t.ppf(0.5 + level / 2, c - 1)) if c >= 2 else float(stats.norm.ppf(0.5 + level / 2))
+    n_eff = n / deff
+    low, high = wilson(rate * n_eff, n_eff, z=q)
+    return ClusteredEstimate(rate, k, n, c, deff, n_eff, q, low, high)

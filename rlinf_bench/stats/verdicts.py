@@ -1,0 +1,200 @@
+"""Verdicts: a suite's success rate against published baselines, the previous checkpoint and the best so far.
+
+Rule for every comparison (alpha defaults to 0.05):
+- below  when the one-sided test "rate < reference - tolerance" rejects;
+- above  when the one-sided test "rate > reference" rejects;
+- within otherwise;
+- incomplete whenever a run of this suite (or of the reference) is missing or failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rlinf_bench.baselines import Baseline
+from rlinf_bench.contracts import CheckpointReport, SuiteReport, Verdict, VerdictValue
+from rlinf_bench.stats.intervals import clustered_interval
+from rlinf_bench.stats.significance import (
+    ComparisonOutcome,
+    compare_to_constant,
+    paired_test,
+    two_proportion_test,
+)
+
+
+@dataclass(frozen=True)
+class VerdictConfig:
+    """Tolerances are absolute success-rate fractions (0.02 = 2 points)."""
+
+    tolerance: float = 0.02  # vs published baselines: papers report 3-run means, small drift is expected
+    tolerance_previous: float = 0.0  # vs own checkpoints: any significant drop is worth knowing
+    alpha: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.tolerance < 1 or not 0 <= self.tolerance_previous < 1:
+            raise ValueError("tolerances are fractions in [0, 1): 0.02 means 2 points")
+        if not 0 < self.alpha < 0.5:
+            raise ValueError("alpha must be in (0, 0.5)")
+
+
+def _decide(outcome: ComparisonOutcome, alpha: float) -> VerdictValue:
+    if outcome.p_below < alpha:
+        return VerdictValue.BELOW
+    if outcome.p_above < alpha:
+        return VerdictValue.ABOVE
+    return VerdictValue.WITHIN
+
+
+def _incomplete(suite: SuiteReport, **fields: object) -> Verdict:
+    missing = suite.runs_expected - suite.runs_completed
+    bad = [f"run {r.run_index} {r.status.value}" for r in suite.runs if r.status.value != "complete"]
+    reason = f"{suite.runs_completed} of {suite.runs_expected} runs completed" + (
+        f" ({', '.join(bad)})" if bad else f" ({missing} missing)"
+    )
+    return Verdict(suite=suite.suite, value=VerdictValue.INCOMPLETE, reason=reason, **fields)
+
+
+def _against_constant(
+    suite: SuiteReport, name: str, ref: float, cfg: VerdictConfig, task: str | None, task_id: int | None
+) -> Verdict:
+    common: dict[str, object] = {
+        "against": name,
+        "kind": "baseline",
+        "reference": ref,
+        "tolerance": cfg.tolerance,
+        "alpha": cfg.alpha,
+        "task": task,
+    }
+    if not suite.complete or not suite.states:
+        return _incomplete(suite, **common)
+    states = [s for s in suite.states if task_id is None or s.task_id == task_id]
+    est = clustered_interval([s.successes for s in states], [s.trials for s in states])
+    out = compare_to_constant(est.rate, est.effective_n, est.clusters, ref, cfg.tolerance)
+    return Verdict(
+        suite=suite.suite,
+        value=_decide(out, cfg.alpha),
+        estimate=est.rate,
+        difference=est.rate - ref,
+        test=out.test,
+        statistic=out.statistic,
+        p_value=out.p_below,
+        p_value_above=out.p_above,
+        units=out.units,
+        **common,
+    )
+
+
+def baseline_verdicts(suite: SuiteReport, baselines: Sequence[Baseline], cfg: VerdictConfig) -> list[Verdict]:
+    """One verdict per baseline that publishes a number for this suite (or, for per-task tables, per task)."""
+    out: list[Verdict] = []
+    for b in baselines:
+        if b.level == "suite":
+            ref = b.rate(suite.suite)
+            if ref is not None:
+                out.append(_against_constant(suite, b.name, ref, cfg, None, None))
+            continue
+        for t in suite.tasks:
+            ref = b.rate(t.task_name)
+            if ref is not None:
+                out.append(_against_constant(suite, b.name, ref, cfg, t.task_name, t.task_id))
+    return out
+
+
+def reference_verdict(
+    current: SuiteReport, reference: SuiteReport, *, kind: str, label: str, cfg: VerdictConfig
+) -> Verdict:
+    """Current vs an earlier checkpoint: paired over initial states when both used the same ones."""
+    common: dict[str, object] = {
+        "against": kind,
+        "kind": kind,
+        "reference": reference.success_rate_mean,
+        "reference_label": label,
+        "tolerance": cfg.tolerance_previous,
+        "alpha": cfg.alpha,
+    }
+    if not current.complete or not current.states:
+        return _incomplete(current, **common)
+    if not reference.complete or not reference.states:
+        return Verdict(
+            suite=current.suite,
+            value=VerdictValue.INCOMPLETE,
+            reason=f"reference {label} has {reference.runs_completed} of {reference.runs_expected} runs completed",
+            **common,
+        )
+    cur = {(s.task_id, s.init_state): s for s in current.states}
+    ref = {(s.task_id, s.init_state): s for s in reference.states}
+    k1, n1 = current.successes, current.episodes
+    k2, n2 = reference.successes, reference.episodes
+    if cur.keys() == ref.keys():
+        keys = sorted(cur)
+        out = paired_test(
+            [cur[k].successes / cur[k].trials for k in keys],
+            [ref[k].successes / ref[k].trials for k in keys],
+            cfg.tolerance_previous,
+        )
+        paired = True
+    else:
+        out = two_proportion_test(
+            k1, n1, current.design_effect or 1.0, k2, n2, reference.design_effect or 1.0, cfg.tolerance_previous
+        )
+        paired = False
+    est, ref_rate = k1 / n1, k2 / n2
+    return Verdict(
+        suite=current.suite,
+        value=_decide(out, cfg.alpha),
+        estimate=est,
+        difference=est - ref_rate,
+        test=out.test,
+        statistic=out.statistic,
+        p_value=out.p_below,
+        p_value_above=out.p_above,
+        paired=paired,
+        units=out.units,
+        **{**common, "reference": ref_rate},
+    )
+
+
+def _label(report: CheckpointReport) -> str:
+    return f"global_step {report.global_step}" if report.global_step is not None else report.checkpoint_uri
+
+
+def pick_previous_and_best(
+    current: CheckpointReport, history: Sequence[CheckpointReport], suite: str
+) -> tuple[tuple[str, SuiteReport] | None, tuple[str, SuiteReport] | None]:
+    """The latest earlier complete evaluation of ``suite`` and the best one so far (highest mean SR)."""
+    step = current.global_step
+    candidates: list[tuple[int, CheckpointReport, SuiteReport]] = []
+    for h in history:
+        s = h.suite(suite)
+        if s is None or not s.complete or s.success_rate_mean is None or h.checkpoint_uri == current.checkpoint_uri:
+            continue
+        h_step = h.global_step if h.global_step is not None else -1
+        if step is not None and h_step >= step:
+            continue
+        candidates.append((h_step, h, s))
+    if not candidates:
+        return None, None
+    prev = max(candidates, key=lambda c: c[0])
+    best = max(candidates, key=lambda c: (c[2].success_rate_mean or 0.0, c[0]))
+    return (_label(prev[1]), prev[2]), (_label(best[1]), best[2])
+
+
+def apply_verdicts(
+    report: CheckpointReport,
+    baselines: Sequence[Baseline],
+    history: Sequence[CheckpointReport] = (),
+    cfg: VerdictConfig | None = None,
+) -> CheckpointReport:
+    """Fill every suite's verdicts: baselines first, then previous and best (best only when it differs)."""
+    cfg = cfg or VerdictConfig()
+    report.baselines = [b.name for b in baselines]
+    for suite in report.suites:
+        verdicts = baseline_verdicts(suite, baselines, cfg)
+        previous, best = pick_previous_and_best(report, history, suite.suite)
+        if previous is not None:
+            verdicts.append(reference_verdict(suite, previous[1], kind="previous", label=previous[0], cfg=cfg))
+        if best is not None and previous is not None and best[0] != previous[0]:
+            verdicts.append(reference_verdict(suite, best[1], kind="best", label=best[0], cfg=cfg))
+        suite.verdicts = verdicts
+    return report

@@ -1,0 +1,125 @@
+"""Verdicts against baselines and earlier checkpoints, including the edge cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlinf_bench.baselines import Baseline, get_baseline
+from rlinf_bench.contracts import RunStatus, VerdictValue
+from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint, aggregate_suite
+from rlinf_bench.stats.verdicts import VerdictConfig, apply_verdicts, baseline_verdicts, reference_verdict
+from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs, make_run
+
+CFG = VerdictConfig()
+
+
+def suite_of(per_state: list[int], runs: int = 3, tasks: int = 10) -> list:
+    """Every task has the same per-state outcome pattern, repeated in each run."""
+    return [make_run({t: per_state for t in range(tasks)}, run_index=i) for i in range(runs)]
+
+
+def custom(value: float) -> Baseline:
+    return Baseline(
+        name="test/custom",
+        model="m",
+        benchmark="libero",
+        level="suite",
+        values={"libero_spatial": value},
+        source="test",
+    )
+
+
+def verdict(runs: list, baseline: Baseline, runs_expected: int = 3) -> object:
+    suite = aggregate_suite([SourcedRun(f"r{r.run_index}", r) for r in runs], runs_expected)
+    (v,) = baseline_verdicts(suite, [baseline], CFG)
+    return v
+
+
+def test_given_a_policy_at_paper_level_then_within() -> None:
+    v = verdict(suite_of([1] * 46 + [0] * 4), get_baseline("libero/openvla-oft-sft"))  # 92 % vs 91.6
+    assert v.value == VerdictValue.WITHIN
+    assert v.tolerance == 0.02 and v.p_value is not None and v.p_value >= 0.05 and "score test" in v.test
+
+
+def test_given_a_clearly_worse_policy_then_below_with_a_small_p_value() -> None:
+    v = verdict(suite_of([1] * 40 + [0] * 10), get_baseline("libero/openvla-oft-rlinf"))  # 80 % vs 99.4
+    assert v.value == VerdictValue.BELOW and v.p_value is not None and v.p_value < 1e-6
+    assert v.difference == pytest.approx(0.8 - 0.994)
+
+
+def test_given_0_percent_then_below_any_real_baseline() -> None:
+    assert verdict(suite_of([0] * 50), get_baseline("libero/one-traj-sft")).value == VerdictValue.BELOW
+
+
+def test_given_100_percent_then_above_a_weaker_baseline() -> None:
+    v = verdict(suite_of([1] * 50), get_baseline("libero/openvla-oft-sft"))
+    assert v.value == VerdictValue.ABOVE and v.p_value_above is not None and v.p_value_above < 0.05
+
+
+def test_given_a_baseline_of_100_then_100_percent_is_within_and_a_failure_is_not_fatal() -> None:
+    assert verdict(suite_of([1] * 50), custom(100.0)).value == VerdictValue.WITHIN
+    # One state failing in every run (98 %) is inside the 2-point tolerance.
+    assert verdict(suite_of([1] * 49 + [0]), custom(100.0)).value == VerdictValue.WITHIN
+
+
+def test_given_one_run_missing_then_incomplete_with_the_reason() -> None:
+    v = verdict(suite_of([1] * 50, runs=2), get_baseline("libero/openvla-oft-rlinf"))
+    assert v.value == VerdictValue.INCOMPLETE and "2 of 3 runs" in v.reason and v.p_value is None
+
+
+def test_given_a_failed_run_then_incomplete_names_it() -> None:
+    runs = [
+        *suite_of([1] * 50, runs=2),
+        make_run({}, run_index=2, status=RunStatus.FAILED, error="OOMKilled", trials=50),
+    ]
+    v = verdict(runs, get_baseline("libero/openvla-oft-rlinf"))
+    assert v.value == VerdictValue.INCOMPLETE and "run 2 failed" in v.reason
+
+
+def test_given_a_per_task_baseline_then_one_verdict_per_matching_task() -> None:
+    names = {0: "lift_pot", 1: "beat_block_hammer", 2: "not_in_table"}
+    runs = [make_run({t: [1] * 20 for t in names}, suite="robotwin", run_index=i, task_names=names) for i in range(3)]
+    suite = aggregate_suite([SourcedRun(str(i), r) for i, r in enumerate(runs)], 3)
+    vs = baseline_verdicts(suite, [get_baseline("robotwin-tasks/rlinf-grpo")], CFG)
+    assert {v.task for v in vs} == {"lift_pot", "beat_block_hammer"}
+    assert all(v.value == VerdictValue.ABOVE for v in vs if v.task == "lift_pot")
+
+
+def _pair(rng: np.random.Generator, rates: np.ndarray, drop: float, step: int) -> tuple:
+    prev = heterogeneous_runs(rng, rates, ckpt=checkpoint(step))
+    cur = heterogeneous_runs(rng, np.clip(rates - drop, 0, 1), ckpt=checkpoint(step + 100))
+    return prev, cur
+
+
+def test_given_same_states_then_previous_checkpoint_is_compared_paired() -> None:
+    rng = np.random.default_rng(5)
+    rates = rng.beta(2, 0.4, size=(10, 50))
+    prev, cur = _pair(rng, rates, drop=0.15, step=100)
+    a = aggregate_suite([SourcedRun(str(i), r) for i, r in enumerate(cur)], 3)
+    b = aggregate_suite([SourcedRun(str(i), r) for i, r in enumerate(prev)], 3)
+    v = reference_verdict(a, b, kind="previous", label="global_step 100", cfg=CFG)
+    assert v.paired and v.test.startswith("paired") and v.units == 500
+    assert v.value == VerdictValue.BELOW
+
+
+def test_given_different_states_then_two_proportion_test() -> None:
+    a = aggregate_suite([SourcedRun(str(i), make_run({0: [1] * 30}, run_index=i)) for i in range(3)], 3)
+    b = aggregate_suite([SourcedRun(str(i), make_run({0: [1] * 20}, run_index=i)) for i in range(3)], 3)
+    v = reference_verdict(a, b, kind="previous", label="x", cfg=CFG)
+    assert not v.paired and v.test.startswith("two-proportion")
+    assert v.value == VerdictValue.WITHIN  # both 100 %: no difference to detect
+
+
+def test_given_history_then_previous_and_best_are_chosen_by_step_and_rate() -> None:
+    def report(step: int, per_state: list[int]):
+        runs = [make_run({0: per_state}, run_index=i, ckpt=checkpoint(step)) for i in range(3)]
+        return aggregate_checkpoint([SourcedRun(f"{step}-{i}", r) for i, r in enumerate(runs)])
+
+    best = report(100, [1] * 40)
+    previous = report(200, [1] * 20 + [0] * 20)
+    later = report(400, [1] * 40)  # after the current checkpoint: ignored
+    current = apply_verdicts(report(300, [1] * 20 + [0] * 20), [], [best, previous, later])
+    kinds = {v.kind: v for v in current.verdicts}
+    assert kinds["previous"].reference_label == "global_step 200" and kinds["previous"].value == VerdictValue.WITHIN
+    assert kinds["best"].reference_label == "global_step 100" and kinds["best"].value == VerdictValue.BELOW
