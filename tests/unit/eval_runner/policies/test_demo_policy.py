@@ -116,7 +116,7 @@ def test_given_missing_directory_then_error_names_it(tmp_path: Path) -> None:
 
 def test_given_checkpoint_without_weights_then_error_says_incomplete(demo_ckpt: Path) -> None:
     (demo_ckpt / WEIGHTS).unlink()
-    with pytest.raises(CheckpointError, match="no weights file .* incomplete"):
+    with pytest.raises(CheckpointError, match=r"no weights file .* incomplete"):
         load_policy("builtin:demo", demo_ckpt)
 
 

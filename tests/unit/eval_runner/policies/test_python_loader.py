@@ -69,7 +69,7 @@ def test_given_module_with_missing_dependency_then_error_names_the_dependency(us
 
 
 def test_given_missing_attribute_then_error_lists_what_module_defines(user_module: str) -> None:
-    with pytest.raises(PolicyError, match="has no attribute 'mak' .*make"):
+    with pytest.raises(PolicyError, match=r"has no attribute 'mak' .*make"):
         load_policy(f"python:{user_module}:mak", None)
 
 
