@@ -6,6 +6,7 @@ Paths are relative to the checkpoint root ``.../checkpoints/global_step_<N>/``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,3 +87,32 @@ def find_weights(root: Path, layout: CheckpointLayout | None = None) -> Path:
         f"{root}: no weights file for layout {spec.layout.value} (looked for {', '.join(spec.weights)}); "
         "the checkpoint is incomplete or was not written by RLinf"
     )
+
+
+def layout_of_names(names: Iterable[str]) -> CheckpointLayout | None:
+    """Guess the layout from object names relative to the checkpoint root (an S3 listing or a local walk).
+
+    The same precedence as :func:`detect_layout`, on names instead of a directory, so that S3 and local
+    checkpoints are judged by one rule. None when no layout's files are present (yet).
+    """
+    listed = set(names)
+    if any(n.startswith(("actor/model_state_dict/", "actor/dcp_checkpoint/")) for n in listed):
+        return CheckpointLayout.FSDP_DCP
+    if "actor/latest_checkpointed_iteration.txt" in listed or any(n.startswith("actor/iter_") for n in listed):
+        return CheckpointLayout.MEGATRON
+    if any(n.startswith("actor/model/") for n in listed):
+        return CheckpointLayout.V01
+    if "actor/model.pt" in listed or "actor/optim.pt" in listed:
+        return CheckpointLayout.LEGACY_PT
+    return None
+
+
+def layout_of_last_file(relative: str) -> CheckpointLayout | None:
+    """The layout whose last-written file is ``relative`` (a path under the checkpoint root), if any.
+
+    Only the last file's arrival can make a checkpoint complete, so events for other files are cheap no-ops.
+    """
+    for spec in LAYOUTS.values():
+        if relative == spec.last_file:
+            return spec.layout
+    return None

@@ -1,0 +1,190 @@
+"""Turn an object key (or a local path) into the checkpoint it belongs to.
+
+A checkpoint is many objects; every one of them maps to the same root prefix
+(``.../<experiment>/checkpoints/global_step_<N>``), which is what the rest of the intake keys on.
+Keys are untrusted input (anyone who can write to the bucket can craft one), so they are checked
+before any of their parts reaches a listing prefix, an execution name or a log line.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from functools import lru_cache
+
+from rlinf_bench.checkpoints.layouts import layout_of_last_file
+from rlinf_bench.contracts.checkpoint import CheckpointLayout, CheckpointRef
+from rlinf_bench.errors import ConfigError, InvalidEventError
+
+#: RLinf writes ``<log_path>/<experiment>/checkpoints/global_step_<N>/actor/...`` (REFERENCE.md section 3).
+#: Named groups: ``root`` (the checkpoint prefix), ``experiment``, ``step`` and ``rel`` (path under root).
+DEFAULT_ROOT_PATTERN = (
+    r"(?P<root>(?:[^/]+/)*?(?P<experiment>[^/]+)/checkpoints/global_step_(?P<step>[^/]*))/(?P<rel>actor/.+)"
+)
+REQUIRED_GROUPS = ("root", "experiment", "step", "rel")
+
+#: Names editors, uploaders and writers use for files that are not final yet.
+TEMP_FILE_PATTERNS = (
+    "*.tmp",
+    "*.temp",
+    "*.part",
+    "*.partial",
+    "*.incomplete",
+    "*.swp",
+    "*~",
+    ".nfs*",
+    ".~*",
+    "*.tmp.*",
+)
+
+MAX_KEY_LENGTH = 1024  # S3's own limit; longer input is certainly not a key
+MAX_STEP_DIGITS = 12
+
+
+@dataclass(frozen=True)
+class KeyMatch:
+    """An object key that belongs to a checkpoint."""
+
+    bucket: str
+    key: str
+    root_prefix: str  # e.g. runs/exp1/checkpoints/global_step_100 (no trailing slash)
+    relative: str  # the key below the root, e.g. actor/model_state_dict/full_weights.pt
+    experiment: str
+    global_step: int
+    #: set when this key is a layout's last-written file: only then can the checkpoint be complete
+    trigger_layout: CheckpointLayout | None
+
+    @property
+    def is_trigger(self) -> bool:
+        return self.trigger_layout is not None
+
+    @property
+    def root_uri(self) -> str:
+        return f"s3://{self.bucket}/{self.root_prefix}" if self.bucket else self.root_prefix
+
+    def checkpoint_ref(self, layout: CheckpointLayout | None = None) -> CheckpointRef:
+        """The CheckpointRef of this key's checkpoint (layout: the one detected, else the trigger's)."""
+        chosen = layout or self.trigger_layout or CheckpointLayout.FSDP_DCP
+        return CheckpointRef(uri=self.root_uri, experiment=self.experiment, global_step=self.global_step, layout=chosen)
+
+
+@dataclass(frozen=True)
+class KeyIgnored:
+    """A key that is fine but not a checkpoint file: a directory marker, a temp file, a key outside the roots."""
+
+    key: str
+    reason: str
+
+
+@lru_cache(maxsize=32)
+def compile_root_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """Compile configured root patterns, refusing ones that lack a required named group."""
+    compiled = []
+    for text in patterns:
+        try:
+            pattern = re.compile(text)
+        except re.error as exc:
+            raise ConfigError(f"root pattern {text!r} is not a valid regular expression: {exc}") from exc
+        missing = [g for g in REQUIRED_GROUPS if g not in pattern.groupindex]
+        if missing:
+            raise ConfigError(
+                f"root pattern {text!r} lacks the named group(s) {', '.join(missing)}; "
+                f"write them as (?P<name>...), e.g. {DEFAULT_ROOT_PATTERN}"
+            )
+        compiled.append(pattern)
+    return tuple(compiled)
+
+
+def check_key_text(key: str) -> None:
+    """Refuse keys that are unsafe or cannot be RLinf output: raise InvalidEventError naming the problem."""
+    if not key:
+        raise InvalidEventError("empty object key")
+    if len(key) > MAX_KEY_LENGTH:
+        raise InvalidEventError(f"object key is {len(key)} characters long (S3 allows {MAX_KEY_LENGTH})")
+    odd = sorted({c for c in key if c == "\\" or (unicodedata.category(c)[0] in "CZ" and c != " ")})
+    if odd:
+        shown = ", ".join(repr(c) for c in odd)
+        raise InvalidEventError(f"object key {key!r} contains odd characters ({shown})")
+    if key.startswith("/"):
+        raise InvalidEventError(f"object key {key!r} starts with '/': S3 keys from RLinf exports are relative")
+    segments = key.split("/")
+    if any(seg in (".", "..") for seg in segments):
+        raise InvalidEventError(f"object key {key!r} contains a '.' or '..' path segment (path traversal)")
+    if any(seg == "" for seg in segments[:-1]):
+        raise InvalidEventError(f"object key {key!r} contains an empty path segment ('//')")
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether a file name (last path segment) is a temporary/partial file that is not part of a checkpoint."""
+    base = name.rsplit("/", 1)[-1]
+    return any(fnmatchcase(base, pattern) for pattern in TEMP_FILE_PATTERNS)
+
+
+def parse_key(
+    key: str, *, bucket: str = "", patterns: tuple[str, ...] = (DEFAULT_ROOT_PATTERN,)
+) -> KeyMatch | KeyIgnored:
+    """Map an object key to its checkpoint, or say why the key is ignored.
+
+    Raises InvalidEventError for keys that must be dead-lettered: odd characters, ``..`` segments,
+    or a ``global_step_`` that is not a number.
+    """
+    check_key_text(key)
+    if key.endswith("/"):
+        return KeyIgnored(key, "directory marker")
+    if is_temp_name(key):
+        return KeyIgnored(key, "temporary file")
+    for pattern in compile_root_patterns(patterns):
+        m = pattern.fullmatch(key)
+        if m is None:
+            continue
+        step_text = m.group("step")
+        if not step_text.isdigit() or len(step_text) > MAX_STEP_DIGITS or not step_text.isascii():
+            raise InvalidEventError(
+                f"object key {key!r}: global_step {step_text!r} is not a number; RLinf names checkpoints "
+                "global_step_<N> with N an integer"
+            )
+        relative = m.group("rel")
+        return KeyMatch(
+            bucket=bucket,
+            key=key,
+            root_prefix=m.group("root").rstrip("/"),
+            relative=relative,
+            experiment=m.group("experiment"),
+            global_step=int(step_text),
+            trigger_layout=layout_of_last_file(relative),
+        )
+    return KeyIgnored(key, "outside the configured checkpoint roots")
+
+
+def split_uri(uri: str) -> tuple[str, str]:
+    """``s3://bucket/prefix`` -> (bucket, prefix); a local path -> ("", path). Trailing slashes are dropped."""
+    if uri.startswith("s3://"):
+        bucket, _, prefix = uri[len("s3://") :].partition("/")
+        if not bucket:
+            raise ConfigError(f"{uri!r} has no bucket name; write s3://<bucket>/<prefix>")
+        return bucket, prefix.rstrip("/")
+    if "://" in uri:
+        raise ConfigError(f"{uri!r}: only s3:// URIs and local paths are supported")
+    return "", uri.rstrip("/") or "/"
+
+
+def ref_from_root_uri(uri: str, *, patterns: tuple[str, ...] = (DEFAULT_ROOT_PATTERN,)) -> CheckpointRef:
+    """The CheckpointRef of a checkpoint root given by the user (``.../checkpoints/global_step_<N>``).
+
+    The layout is left at its default; callers detect it from a listing.
+    """
+    bucket, path = split_uri(uri)
+    probe = f"{path}/actor/probe"
+    # Local paths may be absolute; the key rules are for object keys, so check the relative form.
+    try:
+        parsed = parse_key(probe.lstrip("/"), bucket=bucket, patterns=patterns)
+    except InvalidEventError as exc:
+        raise ConfigError(f"{uri!r} is not a usable checkpoint location: {exc}") from exc
+    if not isinstance(parsed, KeyMatch) or parsed.root_prefix != path.lstrip("/"):
+        raise ConfigError(
+            f"{uri!r} is not a checkpoint root: point at a .../<experiment>/checkpoints/global_step_<N> directory"
+        )
+    root = f"s3://{bucket}/{parsed.root_prefix}" if bucket else path
+    return CheckpointRef(uri=root, experiment=parsed.experiment, global_step=parsed.global_step)

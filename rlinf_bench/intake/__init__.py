@@ -1,0 +1,1 @@
+"""Event intake: storage events -> complete checkpoints -> one Step Functions execution each."""

@@ -1,0 +1,159 @@
+"""What the intake starts for each complete checkpoint, and how long it waits for one.
+
+The configuration lives outside the code, in an SSM parameter (``ssm:/name``), an S3 object
+(``s3://bucket/key``) or a local file, as YAML or JSON. Every field has a default from the product
+brief (4 LIBERO suites, 3 runs, 50 trials per task, greedy, the paper's baselines), so an empty
+document is a valid configuration.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rlinf_bench.checkpoints.keys import DEFAULT_ROOT_PATTERN, compile_root_patterns
+from rlinf_bench.contracts.base import describe_validation_error
+from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.request import DEFAULT_SEEDS, EvalRequest, ProbeSpec, Resources, SuiteSelection
+from rlinf_bench.errors import ConfigError
+
+#: The brief's "Reference Results" table: the four LIBERO suites the paper reports.
+DEFAULT_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
+#: The brief's infrastructure checks (GPU utilization, NCCL bandwidth, storage I/O, checkpoint time, throughput).
+DEFAULT_PROBES = ("gpu", "nccl", "storage", "checkpoint_io", "throughput")
+#: Published paper numbers, then the previous checkpoint and the best so far.
+DEFAULT_BASELINES = ("libero/openvla-oft-rlinf", "previous", "best")
+
+
+class IntakeConfig(BaseModel):
+    """The eval matrix the intake requests, plus the intake's own timing and key rules."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suites: list[SuiteSelection] = Field(default_factory=lambda: [SuiteSelection(name=s) for s in DEFAULT_SUITES])
+    runs: int = Field(default=3, ge=1)
+    trials_per_task: int = Field(default=50, ge=1)
+    seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_SEEDS))
+    policy: str = "builtin:demo"
+    workers: int = Field(default=8, ge=1)
+    image: str = ""
+    probe_image: str = ""
+    resources: Resources = Field(default_factory=Resources)
+    probes: list[ProbeSpec] = Field(default_factory=lambda: [ProbeSpec(name=p) for p in DEFAULT_PROBES])
+    baselines: list[str] = Field(default_factory=lambda: list(DEFAULT_BASELINES))
+    output_prefix: str = ""
+    #: nothing under the checkpoint may change for this long before it counts as complete
+    quiet_period_s: float = Field(default=60.0, ge=0)
+    #: a checkpoint still incomplete this long after its first event goes to the DLQ with the reason
+    max_age_s: float = Field(default=6 * 3600.0, gt=0)
+    root_patterns: list[str] = Field(default_factory=lambda: [DEFAULT_ROOT_PATTERN], min_length=1)
+
+    @field_validator("suites", mode="before")
+    @classmethod
+    def _names_to_suites(cls, value: Any) -> Any:
+        # Let users write `suites: [libero_10, libero_goal]` instead of a list of objects.
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("probes", mode="before")
+    @classmethod
+    def _names_to_probes(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("root_patterns")
+    @classmethod
+    def _patterns_compile(cls, value: list[str]) -> list[str]:
+        compile_root_patterns(tuple(value))  # raises ConfigError naming the bad pattern
+        return value
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        return tuple(self.root_patterns)
+
+    def request_for(self, checkpoint: CheckpointRef) -> EvalRequest:
+        """The EvalRequest (Step Functions input) for one checkpoint; deterministic, so re-starts match."""
+        return EvalRequest(
+            checkpoint=checkpoint,
+            suites=self.suites,
+            runs=self.runs,
+            trials_per_task=self.trials_per_task,
+            seeds=self.seeds,
+            policy=self.policy,
+            workers=self.workers,
+            image=self.image,
+            probe_image=self.probe_image,
+            resources=self.resources,
+            probes=self.probes,
+            baselines=self.baselines,
+            output_prefix=self.output_prefix,
+        )
+
+
+def parse_config_text(text: str, *, source: str) -> IntakeConfig:
+    """Parse YAML or JSON text (empty = all defaults); errors name the source and each bad field."""
+    data: Any
+    stripped = text.strip()
+    if not stripped:
+        data = {}
+    elif stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"intake config {source} is not valid JSON: {exc}") from exc
+    else:
+        import yaml  # only YAML sources pay for the import (the Lambda's cold start stays small)
+
+        try:
+            data = yaml.safe_load(stripped) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"intake config {source} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"intake config {source} must be a mapping of fields, got {type(data).__name__}")
+    try:
+        config = IntakeConfig.model_validate(data)
+        config.request_for(CheckpointRef(uri="s3://check/x", experiment="check", global_step=0))
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error("intake config", source, exc)) from exc
+    return config
+
+
+def load_intake_config(
+    source: str,
+    *,
+    ssm_factory: Callable[[], Any] | None = None,
+    s3_factory: Callable[[], Any] | None = None,
+) -> IntakeConfig:
+    """Read the intake configuration from ``ssm:/param``, ``s3://bucket/key``, a local file, or '' (defaults)."""
+    if not source:
+        return IntakeConfig()
+    if source.startswith("ssm:"):
+        name = source[len("ssm:") :]
+        if ssm_factory is None:
+            raise ConfigError(f"intake config {source}: no SSM client available")
+        try:
+            value = ssm_factory().get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"]
+        except Exception as exc:  # botocore's ClientError types are generated per client
+            raise ConfigError(
+                f"cannot read intake config SSM parameter {name!r}: {exc}; create it or fix INTAKE_CONFIG"
+            ) from exc
+        return parse_config_text(value, source=source)
+    if source.startswith("s3://"):
+        bucket, _, key = source[len("s3://") :].partition("/")
+        if s3_factory is None:
+            raise ConfigError(f"intake config {source}: no S3 client available")
+        try:
+            body = s3_factory().get_object(Bucket=bucket, Key=key)["Body"].read().decode()
+        except Exception as exc:
+            raise ConfigError(f"cannot read intake config {source}: {exc}; upload it or fix INTAKE_CONFIG") from exc
+        return parse_config_text(body, source=source)
+    path = Path(source)
+    if not path.is_file():
+        raise ConfigError(f"intake config file {source} does not exist; give ssm:/name, s3://bucket/key or a file")
+    return parse_config_text(path.read_text(), source=source)
