@@ -20,6 +20,7 @@ from rlinf_bench.errors import RlinfBenchError
 COMMAND_MODULES: list[str] = [
     "rlinf_bench.cli.schemas",  # schemas
     "eval_runner.policies.serve_cli",  # serve-policy
+    "rlinf_bench.cli.probe",  # probe
 ]
 
 log = logging.getLogger("rlinf_bench")

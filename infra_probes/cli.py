@@ -1,0 +1,145 @@
+"""Command line of the probes: ``python -m infra_probes <probe> ...`` and ``rlinf-bench probe <probe> ...``.
+
+Exit status: 0 pass, 1 fail, 3 not_available. Bad input also ends in a written ProbeResult (verdict
+fail, the reason naming the input and the fix) with status 1, never a traceback, because the caller
+of a probe Job reads the result, not the log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from infra_probes.common import parse_target, run_probe
+from rlinf_bench.contracts import ProbeResult, ProbeVerdict
+from rlinf_bench.errors import ConfigError, RlinfBenchError
+
+PROBES: dict[str, str] = {
+    "gpu": "infra_probes.gpu",
+    "nccl": "infra_probes.nccl",
+    "storage": "infra_probes.storage",
+    "checkpoint_io": "infra_probes.checkpoint_io",
+    "throughput": "infra_probes.throughput",
+}
+EXIT_CODES = {ProbeVerdict.PASS: 0, ProbeVerdict.FAIL: 1, ProbeVerdict.NOT_AVAILABLE: 3}
+
+log = logging.getLogger("infra_probes")
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the ProbeResult as JSON on stdout")
+    parser.add_argument("--out", help="also write the ProbeResult to this file (local path or s3://bucket/key)")
+    parser.add_argument("--instance-type", help="EC2 instance type (default: $RLINF_BENCH_INSTANCE_TYPE or IMDS)")
+    parser.add_argument("--target", help="judge against METRIC OP VALUE instead, e.g. 'busbw_gbps>=300'")
+
+
+def add_probe_parsers(sub: Any) -> None:
+    """One sub-parser per probe, each with the common options and its own."""
+    for name, module_name in PROBES.items():
+        module = importlib.import_module(module_name)
+        doc = (module.__doc__ or "").strip().splitlines()[0]
+        parser = sub.add_parser(name, help=doc, description=module.__doc__, formatter_class=_Formatter)
+        add_common(parser)
+        module.add_arguments(parser)
+        parser.set_defaults(probe=name)
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m infra_probes", description=__doc__, formatter_class=_Formatter)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="probe", metavar="PROBE", required=True)
+    add_probe_parsers(sub)
+    return parser
+
+
+def execute(args: argparse.Namespace) -> ProbeResult:
+    """Run the probe named by ``args.probe``; input errors become a ``fail`` result naming the input."""
+    module = importlib.import_module(PROBES[args.probe])
+    try:
+        settings = module.settings_from_args(args)
+        override = parse_target(args.target) if args.target else None
+    except (ConfigError, ValueError) as exc:
+        from infra_probes.common import now_iso
+
+        return ProbeResult(
+            probe=args.probe, verdict=ProbeVerdict.FAIL, reason=f"bad input: {exc}", started_at=now_iso()
+        )
+    return run_probe(
+        args.probe,
+        settings.model_dump(),
+        lambda: module.measure(settings),
+        environment=lambda: module.environment(settings),
+        target_override=override,
+    )
+
+
+def emit(result: ProbeResult, args: argparse.Namespace) -> None:
+    """Print (JSON or a short summary) and write ``--out`` (a local file or an s3:// URI)."""
+    if args.json:
+        print(result.to_json())
+    else:
+        print(summary(result))
+    if args.out:
+        write_result(result, args.out)
+
+
+def summary(result: ProbeResult) -> str:
+    """A few human lines: verdict, reason, values."""
+    lines = [f"{result.probe}: {result.verdict.value.upper()} - {result.reason}"]
+    for name, value in result.values.items():
+        lines.append(f"  {name:<22} {value.value:>12.4g} {value.unit}")
+    return "\n".join(lines)
+
+
+def write_result(result: ProbeResult, out: str) -> None:
+    """Write the result JSON; s3:// goes through boto3 (credentials from the usual chain)."""
+    if out.startswith("s3://"):
+        try:
+            import boto3
+        except ImportError as exc:
+            raise ConfigError(f"--out {out} needs boto3; pip install 'rlinf-bench[aws]' or write a local file") from exc
+        bucket, _, key = out[len("s3://") :].partition("/")
+        if not bucket or not key:
+            raise ConfigError(f"--out {out} must be s3://BUCKET/KEY")
+        boto3.client("s3").put_object(
+            Bucket=bucket, Key=key, Body=result.to_json().encode(), ContentType="application/json"
+        )
+        return
+    try:
+        result.save(out)
+    except OSError as exc:
+        raise ConfigError(f"--out {out} cannot be written ({exc.strerror}); pass a writable path") from exc
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute, emit on the reporting rank, and map the verdict to an exit status."""
+    result = execute(args)
+    if args.probe == "nccl":
+        from infra_probes.nccl import is_reporting_rank
+
+        if not is_reporting_rank():
+            return EXIT_CODES[result.verdict]
+    try:
+        emit(result, args)
+    except RlinfBenchError as exc:
+        print(f"infra_probes {args.probe}: error: {exc}", file=sys.stderr)
+        return 2
+    return EXIT_CODES[result.verdict]

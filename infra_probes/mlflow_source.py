@@ -1,0 +1,93 @@
+"""Read a training run's metric histories from MLflow, for the throughput probe and the gpu probe's MLflow mode.
+
+The client is injected (anything with ``get_run`` and ``get_metric_history``), so tests use a real
+local store and production a tracking server; nothing here knows which.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rlinf_bench.errors import ProbeError, ProbeUnavailableError
+
+GENERATE = "timing/generate"
+UPDATE = "timing/update"
+SAVE = "timing/save"
+GPU_UTIL_RE = re.compile(r"^system/gpu_(\d+)_utilization_percentage$")
+GPU_MEM_PCT = "system/gpu_{i}_memory_usage_percentage"
+
+
+class MetricClient(Protocol):
+    def get_run(self, run_id: str) -> Any: ...
+
+    def get_metric_history(self, run_id: str, key: str) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
+class Point:
+    """One logged value: wall time (s since epoch), step, value."""
+
+    t: float
+    step: int
+    value: float
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
+    parser.add_argument("--generate-metric", default=GENERATE, help="rollout phase duration metric (s)")
+    parser.add_argument("--update-metric", default=UPDATE, help="policy update duration metric (s)")
+    parser.add_argument("--save-metric", default=SAVE, help="checkpoint save duration metric (s)")
+
+
+def open_client(tracking_uri: str | None) -> MetricClient:
+    """An MlflowClient for ``tracking_uri``; a missing mlflow package means nothing can be read here."""
+    try:
+        from mlflow.tracking import MlflowClient
+    except ImportError as exc:
+        raise ProbeUnavailableError("reading MLflow runs needs mlflow (or mlflow-skinny); pip install mlflow") from exc
+    client: MetricClient = MlflowClient(tracking_uri=tracking_uri)
+    return client
+
+
+def metric_keys(client: MetricClient, run_id: str) -> list[str]:
+    """Names of the metrics a run logged; an unknown run id is bad input (fail), not a missing feature."""
+    try:
+        run = client.get_run(run_id)
+    except Exception as exc:  # MlflowException for unknown ids, connection errors for a dead server
+        raise ProbeError(
+            f"MLflow run {run_id!r} cannot be read: {str(exc).splitlines()[0]}; check --run-id and --tracking-uri"
+        ) from exc
+    return sorted(run.data.metrics)
+
+
+def history(client: MetricClient, run_id: str, key: str) -> list[Point]:
+    """All values of ``key`` in time order (MLflow timestamps are milliseconds)."""
+    points = [
+        Point(t=p.timestamp / 1000.0, step=int(p.step), value=float(p.value))
+        for p in client.get_metric_history(run_id, key)
+    ]
+    return sorted(points, key=lambda p: (p.t, p.step))
+
+
+def require(keys: list[str], wanted: list[str], run_id: str, hint: str) -> None:
+    """Raise not_available naming the missing metrics (and what the run does have)."""
+    missing = [k for k in wanted if k not in keys]
+    if missing:
+        have = ", ".join(keys[:12]) + (" ..." if len(keys) > 12 else "") if keys else "no metrics at all"
+        raise ProbeUnavailableError(f"MLflow run {run_id} has no {', '.join(missing)} (it has: {have}); {hint}")
+
+
+def by_step(points: list[Point]) -> dict[int, Point]:
+    """Last value logged for each step."""
+    out: dict[int, Point] = {}
+    for p in points:
+        out[p.step] = p
+    return out
+
+
+def gpu_indices(keys: list[str]) -> list[int]:
+    """GPU indices that MLflow's system-metrics monitor logged utilization for."""
+    return sorted(int(mt.group(1)) for k in keys if (mt := GPU_UTIL_RE.match(k)))

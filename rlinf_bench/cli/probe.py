@@ -1,0 +1,22 @@
+"""``rlinf-bench probe <probe> ...``: the infrastructure probes (same options as ``python -m infra_probes``)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """Add ``probe`` with one sub-command per probe; probe modules import heavy packages only when run."""
+    from infra_probes.cli import add_probe_parsers
+
+    parser = sub.add_parser("probe", help="run an infrastructure probe (gpu, nccl, storage, checkpoint_io, throughput)")
+    probes = parser.add_subparsers(dest="probe", metavar="PROBE", required=True)
+    add_probe_parsers(probes)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from infra_probes.cli import run as run_probe
+
+    return run_probe(args)
