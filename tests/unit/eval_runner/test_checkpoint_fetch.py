@@ -126,7 +126,7 @@ def test_given_v01_checkpoint_then_model_folder_is_downloaded_without_shards(s3:
 def test_given_export_not_finished_then_error_says_incomplete(s3: CountingS3, demo_root: Path, tmp_path: Path) -> None:
     for path in (demo_root / "actor/dcp_checkpoint").iterdir():
         s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}/actor/dcp_checkpoint/{path.name}", Body=path.read_bytes())
-    with pytest.raises(CheckpointError, match="no weights file yet .* incomplete"):
+    with pytest.raises(CheckpointError, match=r"no weights file yet .* incomplete"):
         materialize_checkpoint(f"s3://{BUCKET}/{PREFIX}", tmp_path / "cache", s3_client=s3)
     assert s3.downloaded == []
 
