@@ -14,20 +14,13 @@ from typing import Any
 import numpy as np
 
 from eval_runner.policies.base import ACTION_DIM, SETTLE_ACTION, ObservationSpec, Policy
+from eval_runner.policies.checks import batch_size
 from eval_runner.policies.registry import SCHEMES, Registry, take_options
 from eval_runner.policies.spec import PolicySpec
 from rlinf_bench.errors import CheckpointError, PolicyError
 
 BuiltinFactory = Callable[[PolicySpec, Path | None], Policy]
 BUILTINS: Registry[BuiltinFactory] = Registry("builtin policy")
-
-
-def batch_size(obs: dict[str, Any]) -> int:
-    """Number of rows in an observation batch, from its ``episode_id`` list."""
-    ids = obs.get("episode_id")
-    if not isinstance(ids, list | tuple):
-        raise PolicyError("observation batch has no 'episode_id' list; every batch must carry one id per row")
-    return len(ids)
 
 
 @SCHEMES.register("builtin")

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
+from eval_runner.policies.checks import batch_size, check_actions
 from eval_runner.policies.registry import SCHEMES, take_options
 from eval_runner.policies.spec import PolicySpec
 from eval_runner.policies.wire import PROTOCOL, PROTOCOL_VERSION, RESET_KEY, WireError, pack, unpack
@@ -175,6 +176,7 @@ class ServerPolicy(Policy):
         self._pending_resets.extend(str(e) for e in episode_ids)
 
     def act(self, obs: dict[str, Any]) -> np.ndarray:
+        rows = batch_size(obs)
         request = dict(obs)
         if self._pending_resets:
             request[RESET_KEY] = list(self._pending_resets)
@@ -184,7 +186,7 @@ class ServerPolicy(Policy):
             raise PolicyError(f"observation batch cannot be sent to {self.url}: {exc}") from exc
         reply = self._round_trip(frame)
         self._pending_resets.clear()
-        return self._actions_from(reply, obs)
+        return self._actions_from(reply, rows)
 
     def _round_trip(self, frame: bytes) -> Any:
         from websockets.exceptions import ConnectionClosed
@@ -212,7 +214,7 @@ class ServerPolicy(Policy):
                 self._connect()
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _actions_from(self, frame: Any, obs: dict[str, Any]) -> np.ndarray:
+    def _actions_from(self, frame: Any, rows: int) -> np.ndarray:
         try:
             reply = unpack(frame)
         except WireError as exc:
@@ -223,13 +225,7 @@ class ServerPolicy(Policy):
             raise PolicyError(f"policy server {self.url} failed on this batch: {reply['error']}")
         if "actions" not in reply:
             raise PolicyError(f"policy server {self.url} replied without 'actions' or 'error' (keys: {sorted(reply)})")
-        actions = np.asarray(reply["actions"], dtype=np.float32)
-        rows = len(obs.get("episode_id", actions))
-        if actions.shape != (rows, ACTION_DIM):
-            raise PolicyError(
-                f"policy server {self.url} returned actions of shape {actions.shape}, expected ({rows}, {ACTION_DIM})"
-            )
-        return actions
+        return check_actions(reply["actions"], rows, source=f"policy server {self.url}")
 
     def describe(self) -> dict[str, Any]:
         return {

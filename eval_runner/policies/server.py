@@ -14,9 +14,8 @@ import time
 import traceback
 from typing import Any
 
-import numpy as np
-
 from eval_runner.policies.base import ACTION_DIM, Policy
+from eval_runner.policies.checks import check_actions
 from eval_runner.policies.wire import (
     HEALTH_PATH,
     PROTOCOL,
@@ -123,18 +122,18 @@ class PolicyServer:
             request = unpack(frame)
             if not isinstance(request, dict):
                 raise WireError(f"a request must be a map (the observation batch), got {type(request).__name__}")
+            episode_ids = request.get("episode_id")
+            if not isinstance(episode_ids, list):
+                raise WireError("a request needs 'episode_id': a list with one id per row of the batch")
             resets = request.pop(RESET_KEY, None) or []
             with self._lock:
                 if resets:
                     self.policy.reset([str(e) for e in resets])
-                actions = np.asarray(self.policy.act(request), dtype=np.float32)
-            rows = len(request.get("episode_id", actions))
-            if actions.shape != (rows, ACTION_DIM):
-                raise ValueError(f"policy returned actions of shape {actions.shape}, expected ({rows}, {ACTION_DIM})")
+                actions = check_actions(self.policy.act(request), len(episode_ids), source=f"policy {self.name}")
         except Exception as exc:
             self.errors += 1
             log.error("batch failed: %s\n%s", exc, traceback.format_exc())
             return {"error": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__}
         self.requests += 1
-        self.batch_sizes.append(rows)
+        self.batch_sizes.append(len(actions))
         return {"actions": actions, "infer_ms": (time.perf_counter() - started) * 1000.0}
