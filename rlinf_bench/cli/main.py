@@ -19,8 +19,10 @@ from rlinf_bench.errors import RlinfBenchError
 # Add a line here to add a subcommand. Order is the order in --help.
 COMMAND_MODULES: list[str] = [
     "rlinf_bench.cli.schemas",  # schemas
+    "eval_runner.cli",  # evaluate
     "eval_runner.policies.serve_cli",  # serve-policy
     "rlinf_bench.cli.probe",  # probe
+    "rlinf_bench.cli.compare",  # compare
 ]
 
 log = logging.getLogger("rlinf_bench")
