@@ -185,13 +185,24 @@ def apply_verdicts(
     baselines: Sequence[Baseline],
     history: Sequence[CheckpointReport] = (),
     cfg: VerdictConfig | None = None,
+    *,
+    previous_report: CheckpointReport | None = None,
 ) -> CheckpointReport:
-    """Fill every suite's verdicts: baselines first, then previous and best (best only when it differs)."""
+    """Fill every suite's verdicts: baselines first, then previous and best (best only when it differs).
+
+    ``history`` holds earlier checkpoints of the same experiment (previous = latest earlier step, best =
+    highest SR). ``previous_report`` names the previous checkpoint explicitly instead (no best).
+    """
     cfg = cfg or VerdictConfig()
     report.baselines = [b.name for b in baselines]
     for suite in report.suites:
         verdicts = baseline_verdicts(suite, baselines, cfg)
-        previous, best = pick_previous_and_best(report, history, suite.suite)
+        if previous_report is not None:
+            ref = previous_report.suite(suite.suite)
+            previous = (_label(previous_report), ref) if ref is not None else None
+            best = None
+        else:
+            previous, best = pick_previous_and_best(report, history, suite.suite)
         if previous is not None:
             verdicts.append(reference_verdict(suite, previous[1], kind="previous", label=previous[0], cfg=cfg))
         if best is not None and previous is not None and best[0] != previous[0]:

@@ -1,0 +1,1 @@
+"""Renderers for CheckpointReports: markdown, HTML, plot, email text, Slack payload, validation checklist."""

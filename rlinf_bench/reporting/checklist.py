@@ -1,0 +1,95 @@
+"""The brief's "Validation Checklist", evaluated from the reports: pass / fail / not run, with evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rlinf_bench.contracts import CheckpointReport, ProbeResult, SuiteReport, VerdictValue
+from rlinf_bench.reporting.format import pct
+
+Status = Literal["pass", "fail", "not run"]
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    item: str
+    status: Status
+    evidence: str
+
+
+def _latest(reports: Sequence[CheckpointReport]) -> CheckpointReport | None:
+    return max(reports, key=lambda r: r.global_step if r.global_step is not None else -1) if reports else None
+
+
+def _suites_ran(item: str, suites: list[SuiteReport], what: str) -> ChecklistItem:
+    if not suites:
+        return ChecklistItem(item, "not run", f"no {what} suite in the latest checkpoint's evaluation")
+    ok = [s for s in suites if s.runs_completed > 0 and s.tasks]
+    evidence = "; ".join(f"{s.suite}: {s.runs_completed}/{s.runs_expected} runs, {len(s.tasks)} tasks" for s in suites)
+    return ChecklistItem(item, "pass" if len(ok) == len(suites) else "fail", evidence)
+
+
+def _probe_item(item: str, probes: dict[str, ProbeResult], name: str) -> ChecklistItem:
+    p = probes.get(name)
+    if p is None:
+        return ChecklistItem(item, "not run", f"no {name} probe result")
+    values = ", ".join(f"{k}={m.value:g} {m.unit}" for k, m in p.values.items()) or "no values"
+    target = f"; target {p.target.metric} {p.target.op} {p.target.value:g} {p.target.unit}" if p.target else ""
+    reason = f"; {p.reason}" if p.reason else ""
+    status: Status = {"pass": "pass", "fail": "fail"}.get(p.verdict.value, "not run")  # type: ignore[assignment]
+    return ChecklistItem(item, status, f"{values}{target}{reason}")
+
+
+def validation_checklist(
+    reports: Sequence[CheckpointReport], *, mlflow_evidence: str | None = None
+) -> list[ChecklistItem]:
+    """Evaluate each checklist item on the latest checkpoint (probes: the latest result of each probe)."""
+    latest = _latest(reports)
+    suites = latest.suites if latest else []
+    probes: dict[str, ProbeResult] = {}
+    for r in sorted(reports, key=lambda x: x.global_step if x.global_step is not None else -1):
+        for p in r.probes:
+            probes[p.probe] = p
+    items = [
+        _suites_ran(
+            "LIBERO evaluation runs and produces per-task success rates",
+            [s for s in suites if s.suite.startswith("libero")],
+            "LIBERO",
+        )
+    ]
+    baseline_verdicts = [v for s in suites for v in s.verdicts if v.kind == "baseline"]
+    range_item = "Success rates are in expected range (compare to paper)"
+    if not baseline_verdicts:
+        items.append(ChecklistItem(range_item, "not run", "no baseline selected"))
+    else:
+        evidence = "; ".join(
+            f"{v.suite} {pct(v.estimate)} vs {v.against} {pct(v.reference)}: {v.value.value}" for v in baseline_verdicts
+        )
+        values = {v.value for v in baseline_verdicts}
+        status: Status = (
+            "fail" if VerdictValue.BELOW in values else "not run" if VerdictValue.INCOMPLETE in values else "pass"
+        )
+        items.append(ChecklistItem(range_item, status, evidence))
+    items.append(
+        _suites_ran(
+            "RoboTwin evaluation runs (if applicable)",
+            [s for s in suites if s.suite.startswith("robotwin")],
+            "RoboTwin",
+        )
+    )
+    items.append(_probe_item("GPU utilization > 70% during policy updates", probes, "gpu"))
+    items.append(_probe_item("NCCL bandwidth matches expectations for instance type", probes, "nccl"))
+    items.append(_probe_item("Checkpoint save/load time is acceptable (< 60s)", probes, "checkpoint_io"))
+    mlflow_item = "Results are logged to MLflow for comparison"
+    if mlflow_evidence:
+        items.append(ChecklistItem(mlflow_item, "pass", mlflow_evidence))
+    else:
+        run = latest.links.get("mlflow_run") if latest else None
+        items.append(
+            ChecklistItem(mlflow_item, "pass", f"MLflow run {run}")
+            if run
+            else ChecklistItem(mlflow_item, "not run", "not published to MLflow")
+        )
+    return items

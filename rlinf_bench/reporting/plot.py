@@ -1,0 +1,90 @@
+"""Success rate vs global step, with clustered 95 % intervals and baselines drawn as reference lines."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from rlinf_bench.baselines import Baseline, baselines_for_suite, get_baselines
+from rlinf_bench.contracts import CheckpointReport
+
+LINESTYLES = ["--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1))]
+
+
+def plot_baselines(reports: Sequence[CheckpointReport], names: Sequence[str] | None = None) -> list[Baseline]:
+    """The baselines to draw: the ones named (or selected in the reports), else every suite-level one
+    that has a number for a plotted suite."""
+    chosen = list(names or [])
+    if not chosen:
+        for r in reports:
+            chosen += [n for n in r.baselines if n not in chosen]
+    if chosen:
+        return [b for b in get_baselines(chosen) if b.level == "suite"]
+    suites = {s.suite for r in reports for s in r.suites}
+    seen: dict[str, Baseline] = {}
+    for suite in sorted(suites):
+        for b in baselines_for_suite(suite):
+            seen.setdefault(b.name, b)
+    return list(seen.values())
+
+
+def sr_vs_step_png(
+    reports: Sequence[CheckpointReport], baselines: Sequence[Baseline], *, title: str = "Success rate vs global step"
+) -> bytes:
+    """Render the curve as PNG bytes (matplotlib's Agg backend: no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    suites = sorted({s.suite for r in reports for s in r.suites})
+    fig, ax = plt.subplots(figsize=(9, 5), dpi=110)
+    try:
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for i, suite in enumerate(suites):
+            color = colors[i % len(colors)]
+            pts = sorted(
+                (r.global_step, s)
+                for r in reports
+                if r.global_step is not None and (s := r.suite(suite)) is not None and s.success_rate_mean is not None
+            )
+            if pts:
+                xs = [p[0] for p in pts]
+                ys = [100 * (p[1].success_rate_mean or 0.0) for p in pts]
+                lo = [y - 100 * (p[1].ci95_low or 0.0) for y, p in zip(ys, pts, strict=True)]
+                hi = [100 * (p[1].ci95_high or 0.0) - y for y, p in zip(ys, pts, strict=True)]
+                ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=color, label=f"{suite} (95% CI)")
+                incomplete = [(x, y) for x, y, p in zip(xs, ys, pts, strict=True) if not p[1].complete]
+                if incomplete:
+                    ax.scatter(
+                        [x for x, _ in incomplete],
+                        [y for _, y in incomplete],
+                        marker="x",
+                        s=80,
+                        color="black",
+                        zorder=5,
+                    )
+            for j, b in enumerate(x for x in baselines if suite in x.values):
+                ax.axhline(b.values[suite], color=color, linestyle=LINESTYLES[j % len(LINESTYLES)], linewidth=1)
+                ax.annotate(
+                    f"{b.name} {b.values[suite]:g}",
+                    xy=(1.0, b.values[suite]),
+                    xycoords=("axes fraction", "data"),
+                    fontsize=7,
+                    color=color,
+                    ha="right",
+                    va="bottom",
+                )
+        ax.set_xlabel("global step")
+        ax.set_ylabel("success rate (%)")
+        ax.set_ylim(-2, 102)
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        if suites:
+            ax.legend(loc="lower left", fontsize=8)
+        buf = io.BytesIO()
+        fig.tight_layout()
+        fig.savefig(buf, format="png")
+        return buf.getvalue()
+    finally:
+        plt.close(fig)

@@ -1,0 +1,98 @@
+"""`rlinf-bench compare`: tables, JSON, and errors that name the bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlinf_bench.cli.main import main
+from rlinf_bench.contracts import CheckpointReport, RunStatus
+from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs, make_run
+
+
+@pytest.fixture()
+def results(tmp_path: Path) -> dict[str, list[str]]:
+    rng = np.random.default_rng(7)
+    rates = rng.beta(4, 0.4, size=(3, 20))
+    out: dict[str, list[str]] = {"current": [], "previous": []}
+    for key, step in (("current", 200), ("previous", 100)):
+        for r in heterogeneous_runs(rng, rates, ckpt=checkpoint(step)):
+            out[key].append(str(r.save(tmp_path / f"{key}{r.run_index}.json")))
+    return out
+
+
+def test_given_three_runs_and_a_baseline_when_compared_then_the_verdict_table_is_printed(
+    results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main(["compare", *results["current"], "--baseline", "libero/one-traj-sft", "--previous", *results["previous"]])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "| libero_spatial | libero/one-traj-sft | ▲ above |" in out
+    assert "previous (global_step 100)" in out and "paired t-test" in out
+
+
+def test_given_json_flag_then_the_output_is_a_valid_checkpoint_report(
+    results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", *results["current"], "--baseline", "libero/openvla-oft-rlinf", "--json"]) == 0
+    report = CheckpointReport.from_json(capsys.readouterr().out)
+    assert report.global_step == 200 and report.suites[0].runs_completed == 3
+    assert report.verdicts[0].against == "libero/openvla-oft-rlinf"
+
+
+def test_given_a_missing_run_and_strict_then_exit_1_with_incomplete(
+    results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main(["compare", *results["current"][:2], "--baseline", "libero/openvla-oft-sft", "--strict"])
+    assert rc == 1
+    assert "incomplete" in capsys.readouterr().out
+
+
+def test_given_an_unknown_baseline_then_exit_2_with_a_suggestion(
+    results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", *results["current"], "--baseline", "libero/openvla-oft-rlif"]) == 2
+    assert "Did you mean 'libero/openvla-oft-rlinf'" in capsys.readouterr().err
+
+
+def test_given_a_file_with_a_wrong_schema_version_then_the_error_names_file_and_field(
+    tmp_path: Path, results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(Path(results["current"][0]).read_text())
+    doc["schema_version"] = "9.0"
+    del doc["suite"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    assert main(["compare", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "schema_version" in err and "field suite" in err
+
+
+def test_given_runs_of_two_checkpoints_mixed_then_the_error_names_the_files(
+    results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", results["current"][0], results["previous"][1]]) == 2
+    err = capsys.readouterr().err
+    assert results["current"][0] in err and results["previous"][1] in err and "checkpoint" in err
+
+
+def test_given_previous_of_another_suite_then_the_error_says_nothing_to_compare(
+    tmp_path: Path, results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    goal = make_run({0: [1, 0]}, suite="libero_goal", ckpt=checkpoint(100))
+    path = str(goal.save(tmp_path / "goal.json"))
+    assert main(["compare", *results["current"], "--previous", path]) == 2
+    assert "nothing to compare" in capsys.readouterr().err
+
+
+def test_given_a_failed_run_then_its_error_is_shown_and_verdicts_are_withheld(
+    tmp_path: Path, results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    failed = make_run({}, run_index=2, status=RunStatus.FAILED, error="OOMKilled", ckpt=checkpoint(200), trials=20)
+    path = str(failed.save(tmp_path / "failed.json"))
+    assert main(["compare", *results["current"][:2], path, "--baseline", "libero/openvla-oft-sft"]) == 0
+    out = capsys.readouterr().out
+    assert "◌ incomplete" in out and "run 2 failed" in out
