@@ -1,0 +1,180 @@
+"""``python -m eval_runner`` / ``rlinf-bench evaluate``: evaluate one checkpoint on one suite.
+
+The run is described either by flags or by an EvalRun document (``--request``: a JSON file, an
+``s3://`` URI of one, or inline JSON as Kubernetes Jobs pass it); explicit flags override the
+document's fields. Exit status: 0 complete; 2 bad input or failed run (the message names the input
+and the fix); 130 interrupted. The result file is written in every case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
+from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError
+
+log = logging.getLogger("eval_runner")
+
+_STEP_RE = re.compile(r"(?:^|/)(?P<exp>[^/]+)/checkpoints/global_step_(?P<step>\d+)/?$")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The evaluate options (shared by both entry points)."""
+    p.add_argument("--request", metavar="VALUE", help="EvalRun JSON: a file path, an s3:// URI, or inline JSON")
+    p.add_argument("--checkpoint", metavar="URI", help="global_step_<N> directory or s3://bucket/prefix")
+    p.add_argument("--suite", help="libero_spatial | libero_object | libero_goal | libero_10 | libero_90")
+    p.add_argument("--tasks", metavar="IDS", help="comma-separated task ids, e.g. 0,3,5 (default: all)")
+    p.add_argument("--trials", type=int, help="episodes per task, one per fixed initial state (default 50)")
+    p.add_argument("--max-steps", type=int, help="policy steps per episode (default: the suite's)")
+    p.add_argument("--seed", type=int, help="run seed; episode seeds derive from it (default 0)")
+    p.add_argument("--run-index", type=int, help="index of this run among the request's runs (default 0)")
+    p.add_argument("--policy", metavar="SPEC", help="builtin:demo (default), builtin:zero, server:ws://..., python:m:f")
+    p.add_argument("--workers", type=int, help="environment worker processes (default 1)")
+    p.add_argument("--out", metavar="FILE", help="result JSON: a local path or s3://bucket/key")
+    p.add_argument("--videos", type=int, help="record videos of the first K episodes (default 0)")
+    p.add_argument("--settle-steps", type=int, help="no-op steps after reset (default 10, OpenVLA-OFT; RLinf uses 15)")
+    p.add_argument("--max-retries", type=int, default=2, help="re-runs of an episode after worker crashes")
+    p.add_argument("--cache-dir", type=Path, help="LIBERO config and checkpoint cache (default ~/.cache/rlinf-bench)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def register(sub: Any) -> None:
+    """Add ``evaluate`` to ``rlinf-bench``."""
+    p = sub.add_parser("evaluate", help="evaluate a checkpoint on a LIBERO suite", description=__doc__)
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def load_request(value: str, *, s3_client: Any = None) -> EvalRun:
+    """An EvalRun from inline JSON (starts with '{'), an s3:// URI or a file path."""
+    text = value.strip()
+    if text.startswith("{"):
+        return EvalRun.from_json(text, source="--request (inline JSON)")
+    if text.startswith("s3://"):
+        from eval_runner.result_writer import split_s3_uri
+
+        bucket, key = split_s3_uri(text)
+        if s3_client is None:
+            import boto3
+
+            s3_client = boto3.client("s3")
+        try:
+            body = s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        except Exception as exc:  # botocore ClientError / NoCredentialsError / EndpointConnectionError
+            raise ConfigError(f"cannot read --request {text}: {exc}; check the URI and the pod's S3 access") from exc
+        return EvalRun.from_json(body, source=text)
+    path = Path(text)
+    if not path.is_file():
+        raise ConfigError(f"--request {text!r} is neither inline JSON, an s3:// URI nor an existing file")
+    return EvalRun.load(path)
+
+
+def checkpoint_ref(uri: str) -> CheckpointRef:
+    """A CheckpointRef for ``--checkpoint``; experiment and step come from RLinf's path convention."""
+    match = _STEP_RE.search(uri.rstrip("/"))
+    if match:
+        return CheckpointRef(uri=uri, experiment=match["exp"], global_step=int(match["step"]))
+    return CheckpointRef(uri=uri, experiment="adhoc", global_step=0)
+
+
+def parse_task_ids(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(f"--tasks {text!r} must be comma-separated integers, e.g. 0,3,5") from None
+
+
+def build_run(args: argparse.Namespace, *, s3_client: Any = None) -> EvalRun:
+    """The EvalRun from ``--request`` (if any) with explicit flags applied on top."""
+    base: dict[str, Any] = {}
+    if args.request:
+        base = load_request(args.request, s3_client=s3_client).model_dump()
+    overrides = {
+        "suite": args.suite,
+        "task_ids": parse_task_ids(args.tasks) if args.tasks else None,
+        "trials": args.trials,
+        "max_steps": args.max_steps,
+        "seed": args.seed,
+        "run_index": args.run_index,
+        "policy": args.policy,
+        "workers": args.workers,
+        "videos": args.videos,
+        "output_uri": args.out,
+    }
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    if args.checkpoint:
+        base["checkpoint"] = checkpoint_ref(args.checkpoint).model_dump()
+    base.setdefault("checkpoint", CheckpointRef(uri="", experiment="none", global_step=0).model_dump())
+    base.setdefault("suite", "libero_spatial")
+    base.setdefault("seed", 0)
+    base.setdefault("run_index", 0)
+    if not base.get("request_id"):
+        ref = CheckpointRef.model_validate(base["checkpoint"])
+        base["request_id"] = request_id_for(ref) if ref.uri else "local"
+    return EvalRun.from_dict(base, source="the command line")
+
+
+def format_table(result: RunResult) -> str:
+    """Per-task success table, as printed at the end of a run."""
+    lines = [f"{'task':>4}  {'success':>9}  {'SR':>6}  name"]
+    for t in result.tasks:
+        done = len(t.episodes)
+        lines.append(f"{t.task_id:>4}  {t.successes:>4}/{done:<4}  {t.success_rate:>6.1%}  {t.task_name}")
+    lines.append(
+        f"{'all':>4}  {result.successes:>4}/{result.episodes:<4}  {result.success_rate:>6.1%}  "
+        f"{result.suite} run {result.run_index} ({result.status.value})"
+    )
+    return "\n".join(lines)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the evaluation described by ``args``; returns the exit status."""
+    from eval_runner.loop import default_output, evaluate
+    from eval_runner.settings import EvalSettings
+
+    eval_run = build_run(args)
+    settings = EvalSettings(
+        settle_steps=args.settle_steps,
+        max_retries=args.max_retries,
+        cache_dir=args.cache_dir,
+        progress=not args.no_progress,
+    )
+    # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    out = eval_run.output_uri or default_output(eval_run)
+    result = evaluate(eval_run, out_path=out, settings=settings, command=sys.argv)
+    print(format_table(result))
+    print(f"result: {out}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m eval_runner``."""
+    parser = argparse.ArgumentParser(prog="python -m eval_runner", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return run(args)
+    except (RlinfBenchError, ContractError) as exc:
+        print(f"eval_runner: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("eval_runner: interrupted; finished episodes are in the result file (status incomplete)", file=sys.stderr)
+        return 130

@@ -1,0 +1,213 @@
+"""One evaluation run, in-process: validate, set up LIBERO and the policy, roll out, write the RunResult.
+
+The result file exists from the first second and is rewritten after every episode, so whatever stops
+the run (bad input, a crash loop, SIGTERM, a killed pod) leaves the finished episodes and the reason:
+
+- ``complete``: every scheduled episode finished;
+- ``incomplete``: interrupted (or still running); the episodes present are real;
+- ``failed``: the run could not go on (bad input, unreadable checkpoint, a worker crash loop, a policy
+  error); ``error`` says why and how to fix it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from eval_runner.policies.base import Policy
+from eval_runner.progress import Progress
+from eval_runner.result_writer import ResultWriter
+from eval_runner.results import ResultBuilder
+from eval_runner.rollout import Rollout
+from eval_runner.scheduler import Scheduler, plan_episodes
+from eval_runner.settings import EvalSettings
+from eval_runner.vector import WorkerConfig, WorkerHandle
+from rlinf_bench.contracts import EvalRun, RunResult, RunStatus
+from rlinf_bench.errors import ConfigError, RlinfBenchError
+from rlinf_bench.provenance import collect_provenance
+from rlinf_bench.suites import get_suite, resolve_task_ids
+
+log = logging.getLogger(__name__)
+
+__all__ = ["default_output", "evaluate"]
+
+
+def default_output(run: EvalRun) -> str:
+    """``results/<request_id>/<suite>/run<k>.json`` under the working directory."""
+    return str(Path("results") / (run.request_id or "local") / run.suite / f"run{run.run_index}.json")
+
+
+def evaluate(
+    run: EvalRun,
+    *,
+    out_path: str | Path | None = None,
+    policy: Policy | None = None,
+    settings: EvalSettings | None = None,
+    s3_client: Any = None,
+    command: Sequence[str] | None = None,
+) -> RunResult:
+    """Evaluate ``run`` and return its complete RunResult (also written to ``out_path``).
+
+    ``policy`` overrides ``run.policy`` (tests and in-process pipelines); otherwise the policy spec is
+    loaded with the run's checkpoint, fetched from S3 when needed. On failure or interruption the
+    result file is written with status failed/incomplete and the error is re-raised.
+    """
+    settings = settings or EvalSettings()
+    writer = ResultWriter(
+        str(out_path or run.output_uri or default_output(run)),
+        s3_client=s3_client,
+        min_interval_s=settings.s3_write_interval_s,
+    )
+    # Until the run is validated, a failure is reported with what we know: the request and the provenance.
+    builder = ResultBuilder(
+        run, [], run.max_steps or 1, settings.settle_steps or 0, collect_provenance(command=command)
+    )
+    own_policy = policy is None
+    progress: Progress | None = None
+    try:
+        builder = _prepare(run, settings, command)
+        writer.write(builder.build(RunStatus.INCOMPLETE, "setting up"), final=True)
+        if policy is None:
+            policy = _load_policy(run, settings, s3_client)
+        builder.provenance = collect_provenance(
+            command=command, policy=policy.describe(), extra=builder.provenance.extra
+        )
+        progress = Progress(
+            run.trials * len(builder.tasks), desc=f"{run.suite} run{run.run_index}", enabled=settings.progress
+        )
+        _rollout(run, builder, writer, settings, policy, progress)
+    except KeyboardInterrupt:
+        _final_write(writer, builder, RunStatus.INCOMPLETE, "interrupted (SIGINT/SIGTERM); re-run to complete it")
+        raise
+    except RlinfBenchError as exc:
+        _final_write(writer, builder, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+        raise
+    except Exception as exc:
+        _final_write(writer, builder, RunStatus.FAILED, f"internal error {type(exc).__name__}: {exc}")
+        raise
+    finally:
+        if progress is not None:
+            progress.close()
+        if own_policy and policy is not None:
+            policy.close()
+    result = builder.build(RunStatus.COMPLETE)
+    writer.write(result, final=True)
+    log.info(
+        "run complete suite=%s run_index=%d success_rate=%.3f episodes=%d out=%s",
+        run.suite,
+        run.run_index,
+        result.success_rate,
+        result.episodes,
+        writer.out,
+    )
+    return result
+
+
+def _prepare(run: EvalRun, settings: EvalSettings, command: Sequence[str] | None) -> ResultBuilder:
+    """Validate the run against the suite and configure LIBERO (raises before any worker starts)."""
+    from eval_runner.libero_setup import configure_libero
+
+    suite = get_suite(run.suite)
+    task_ids = resolve_task_ids(suite, run.task_ids)
+    if run.trials > suite.init_states:
+        raise ConfigError(
+            f"trials={run.trials} but {suite.name} has {suite.init_states} fixed initial states per task; "
+            f"use --trials <= {suite.init_states}"
+        )
+    settle = suite.settle_steps if settings.settle_steps is None else settings.settle_steps
+    paths = configure_libero(settings.cache_dir)
+    extra = {"libero_config": str(paths.config_dir), "libero_assets": str(paths.assets_dir)}
+    provenance = collect_provenance(command=command, extra=extra)
+    tasks = [suite.task(t) for t in task_ids]
+    return ResultBuilder(run, tasks, run.max_steps or suite.max_steps, settle, provenance)
+
+
+def _load_policy(run: EvalRun, settings: EvalSettings, s3_client: Any) -> Policy:
+    from eval_runner.checkpoint_fetch import materialize_checkpoint
+    from eval_runner.libero_setup import default_cache_dir
+    from eval_runner.policies.registry import load_policy
+
+    checkpoint_dir = None
+    if run.checkpoint.uri:
+        cache = (settings.cache_dir or default_cache_dir()) / "checkpoints"
+        checkpoint_dir = materialize_checkpoint(run.checkpoint.uri, cache, s3_client=s3_client)
+    return load_policy(run.policy, checkpoint_dir)
+
+
+def _rollout(
+    run: EvalRun,
+    builder: ResultBuilder,
+    writer: ResultWriter,
+    settings: EvalSettings,
+    policy: Policy,
+    progress: Progress,
+) -> None:
+    task_ids = [t.task_id for t in builder.tasks]
+    plan = plan_episodes(run.suite, run.seed, task_ids, run.trials, videos=run.videos)
+    config = WorkerConfig(
+        suite=run.suite,
+        obs_spec=policy.obs_spec,
+        horizon=builder.max_steps + builder.settle_steps,
+        cache_dir=settings.cache_dir,
+        scene_hook=settings.scene_hook,
+        fault=settings.fault_injection,
+        log_level=logging.getLogger().getEffectiveLevel(),
+    )
+    n_workers = max(1, min(run.workers, len(plan)))
+    log.info(
+        "evaluating suite=%s tasks=%s trials=%d max_steps=%d settle_steps=%d workers=%d policy=%s cameras=%s",
+        run.suite,
+        task_ids,
+        run.trials,
+        builder.max_steps,
+        builder.settle_steps,
+        n_workers,
+        run.policy,
+        list(policy.obs_spec.cameras) or "none (physics only)",
+    )
+    video_dir = None
+    if run.videos:
+        video_dir = _video_dir(writer, settings)
+    workers: list[WorkerHandle] = []
+    try:
+        workers = [WorkerHandle(i, config, settings.start_method) for i in range(n_workers)]
+        Rollout(
+            policy=policy,
+            scheduler=Scheduler(plan),
+            workers=workers,
+            builder=builder,
+            writer=writer,
+            settings=settings,
+            progress=progress,
+            task_language={t.task_id: t.language for t in builder.tasks},
+            video_dir=video_dir,
+        ).run()
+    finally:
+        for w in workers:
+            w.close()
+        builder.provenance.extra["workers"] = n_workers
+        builder.provenance.extra["worker_restarts"] = builder.counters.worker_restarts
+        builder.provenance.extra["vector_steps"] = builder.counters.vector_steps
+        builder.provenance.extra["mean_batch"] = (
+            builder.counters.batch_rows / builder.counters.policy_calls if builder.counters.policy_calls else 0.0
+        )
+
+
+def _video_dir(writer: ResultWriter, settings: EvalSettings) -> Path:
+    if writer.is_s3:
+        from eval_runner.libero_setup import default_cache_dir
+
+        return (settings.cache_dir or default_cache_dir()) / "videos" / writer.key.replace("/", "_")
+    return writer.path.parent / f"{writer.path.stem}.videos"
+
+
+def _final_write(writer: ResultWriter, builder: ResultBuilder, status: RunStatus, error: str) -> None:
+    """Write the final state; if even that fails, say so on stderr (the original error still propagates)."""
+    try:
+        writer.write(builder.build(status, error), final=True)
+    except Exception as exc:  # never mask the original error with a write error
+        print(f"eval_runner: could not write the {status.value} result to {writer.out}: {exc}", file=sys.stderr)
+    log.error("run %s: %s (result: %s)", status.value, error, writer.out)

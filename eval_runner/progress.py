@@ -1,0 +1,44 @@
+"""Progress on stderr: episodes done, success rate so far, ETA (tqdm)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+class Progress:
+    """A tqdm bar over episodes; a no-op when disabled. On a non-terminal (Job logs) it updates rarely."""
+
+    def __init__(self, total: int, *, desc: str, enabled: bool = True, initial_successes: int = 0) -> None:
+        self.total = total
+        self.done = 0
+        self.successes = initial_successes
+        self._bar: Any = None
+        if enabled and total:
+            from tqdm import tqdm
+
+            interactive = sys.stderr.isatty()
+            self._bar = tqdm(
+                total=total,
+                desc=desc,
+                unit="ep",
+                file=sys.stderr,
+                dynamic_ncols=interactive,
+                mininterval=0.5 if interactive else 30.0,
+            )
+
+    @property
+    def success_rate(self) -> float:
+        return self.successes / self.done if self.done else 0.0
+
+    def episode_done(self, success: bool) -> None:
+        self.done += 1
+        self.successes += int(success)
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"SR {self.success_rate:.1%} ({self.successes}/{self.done})", refresh=False)
+            self._bar.update(1)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

@@ -1,0 +1,80 @@
+"""Write the RunResult as it grows: after every episode, atomically, to a local file or to S3.
+
+Local files are replaced by rename, so a reader (or a crash) never sees half a document. S3 PUTs are
+atomic too but cost a request each, so uploads are throttled (the final write always goes out).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from rlinf_bench.contracts import RunResult
+from rlinf_bench.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def split_s3_uri(uri: str) -> tuple[str, str]:
+    """``s3://bucket/key`` -> ``(bucket, key)``; ConfigError when either part is missing."""
+    bucket, _, key = uri.removeprefix("s3://").partition("/")
+    if not bucket or not key or key.endswith("/"):
+        raise ConfigError(f"output URI {uri!r} must name an object: s3://BUCKET/path/result.json")
+    return bucket, key
+
+
+class ResultWriter:
+    """Writes results to ``out`` (a local path or ``s3://bucket/key``)."""
+
+    def __init__(self, out: str, *, s3_client: Any = None, min_interval_s: float = 15.0) -> None:
+        self.out = out
+        self.is_s3 = out.startswith("s3://")
+        self._client = s3_client
+        self._min_interval_s = min_interval_s if self.is_s3 else 0.0
+        self._last_write = 0.0
+        if self.is_s3:
+            self.bucket, self.key = split_s3_uri(out)
+        else:
+            self.path = Path(out)
+            if self.path.is_dir():
+                raise ConfigError(f"--out {out} is a directory; give a file name such as {self.path / 'result.json'}")
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import boto3
+
+            self._client = boto3.client("s3")
+        return self._client
+
+    def write(self, result: RunResult, *, final: bool = False) -> bool:
+        """Write ``result`` unless a throttled (non-final) S3 write came too soon; returns whether it wrote."""
+        now = time.monotonic()
+        if not final and now - self._last_write < self._min_interval_s:
+            return False
+        if self.is_s3:
+            self.client.put_object(
+                Bucket=self.bucket, Key=self.key, Body=result.to_json().encode(), ContentType="application/json"
+            )
+        else:
+            result.save(self.path)
+        self._last_write = now
+        return True
+
+    def sibling(self, name: str) -> str:
+        """Where a file that belongs with the result goes (videos): next to it, locally or in S3."""
+        if self.is_s3:
+            return (
+                f"s3://{self.bucket}/{self.key.rsplit('/', 1)[0]}/{name}"
+                if "/" in self.key
+                else f"s3://{self.bucket}/{name}"
+            )
+        return str(self.path.parent / name)
+
+    def upload(self, local: Path, uri: str) -> str:
+        """Copy a local file to ``uri`` (S3 only; local siblings are written in place)."""
+        bucket, key = split_s3_uri(uri)
+        self.client.upload_file(str(local), bucket, key)
+        return uri

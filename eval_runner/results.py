@@ -1,0 +1,87 @@
+"""Assemble a RunResult from the episodes finished so far (called after every episode)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+
+from rlinf_bench.contracts import EpisodeResult, EvalRun, Provenance, RunResult, RunStatus, TaskResult, Timings
+from rlinf_bench.suites import TaskInfo
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class RunCounters:
+    """Timings accumulated by the rollout loop."""
+
+    env_setup_s: float = 0.0
+    env_steps: int = 0
+    policy_calls: int = 0
+    vector_steps: int = 0
+    policy_s: float = 0.0
+    sim_s: float = 0.0
+    batch_rows: int = 0  # sum of batch sizes over policy calls (mean batch = batch_rows / policy_calls)
+    worker_restarts: int = 0
+
+
+@dataclass
+class ResultBuilder:
+    """Holds the run's identity and finished episodes; :meth:`build` makes a validated RunResult."""
+
+    run: EvalRun
+    tasks: list[TaskInfo]
+    max_steps: int
+    settle_steps: int
+    provenance: Provenance
+    counters: RunCounters = field(default_factory=RunCounters)
+    episodes: dict[int, list[EpisodeResult]] = field(default_factory=dict)
+    started_at: str = field(default_factory=utc_now)
+    _t0: float = field(default_factory=time.perf_counter)
+
+    def add(self, task_id: int, episode: EpisodeResult) -> None:
+        self.episodes.setdefault(task_id, []).append(episode)
+
+    @property
+    def finished(self) -> int:
+        return sum(len(v) for v in self.episodes.values())
+
+    @property
+    def successes(self) -> int:
+        return sum(e.success for v in self.episodes.values() for e in v)
+
+    def build(self, status: RunStatus, error: str | None = None) -> RunResult:
+        """The result as of now. Tasks with no finished episode are listed too (trials scheduled, none done)."""
+        c = self.counters
+        task_results = [
+            TaskResult.from_episodes(t.task_id, t.name, self.run.trials, self.episodes.get(t.task_id, []), t.language)
+            for t in self.tasks
+        ]
+        base = RunResult(
+            request_id=self.run.request_id,
+            suite=self.run.suite,
+            run_index=self.run.run_index,
+            seed=self.run.seed,
+            policy=self.run.policy,
+            checkpoint=self.run.checkpoint if self.run.checkpoint.uri else None,
+            status=status,
+            error=error,
+            trials_per_task=self.run.trials,
+            max_steps=self.max_steps,
+            settle_steps=self.settle_steps,
+            timings=Timings(
+                started_at=self.started_at,
+                finished_at=utc_now(),  # time of this snapshot; the final write is the end of the run
+                wall_s=round(time.perf_counter() - self._t0, 3),
+                env_setup_s=round(c.env_setup_s, 3),
+                env_steps=c.env_steps,
+                policy_calls=c.policy_calls,
+                policy_s=round(c.policy_s, 3),
+                sim_s=round(c.sim_s, 3),
+            ),
+            provenance=self.provenance,
+        )
+        return base.with_tasks(task_results)

@@ -1,0 +1,47 @@
+"""Knobs of one evaluation that are not part of the EvalRun contract (they do not change what is measured,
+or they are test-only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class FaultInjection(BaseModel):
+    """TEST-ONLY: make the worker running (task_id, init_state) die with ``os._exit`` at policy step ``at_step``.
+
+    With ``marker_file`` set the crash happens once: the worker creates the file before dying and never
+    crashes again while it exists (so the re-run succeeds). Without it the worker crashes every time,
+    which exercises the retry budget. Never set this in production requests.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task_id: int
+    init_state: int
+    at_step: int = Field(default=1, ge=0)
+    marker_file: Path | None = None
+    exit_code: int = 17
+
+
+class EvalSettings(BaseModel):
+    """How to run an evaluation (as opposed to *what* to evaluate, which is the EvalRun)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    settle_steps: int | None = Field(default=None, ge=0, description="None: the suite's default (10, as OpenVLA-OFT)")
+    max_retries: int = Field(default=2, ge=0, description="Re-runs of one episode after worker crashes before failing")
+    cache_dir: Path | None = Field(default=None, description="LIBERO config and checkpoint downloads")
+    progress: bool = Field(default=True, description="tqdm progress bar on stderr")
+    start_method: str = Field(default="spawn", description="multiprocessing start method of the env workers")
+    s3_write_interval_s: float = Field(default=15.0, ge=0, description="Minimum time between result uploads to S3")
+    worker_reply_timeout_s: float = Field(
+        default=900.0, gt=0, description="A worker silent this long (scene build or step) is treated as crashed"
+    )
+    # TEST/DIAGNOSTICS ONLY ------------------------------------------------------------------------
+    fault_injection: FaultInjection | None = None
+    scene_hook: str | None = Field(
+        default=None,
+        description="TEST-ONLY 'module:function' called in the worker with the LiberoEnv after settling",
+    )

@@ -1,0 +1,266 @@
+"""Environment worker processes: each owns one LIBERO environment and steps it on request.
+
+The parent talks to a worker over a pipe with small messages:
+
+- ``("start", EpisodeTask, settle_steps)`` -> ``("obs", obs, info)``: load the task's scene (reused
+  when it is already loaded), reset to the episode's initial state with its seed, settle.
+- ``("step", action)`` -> ``("obs", obs, info)`` with ``info["done"]`` = LIBERO's success check.
+- ``("video", path)`` -> ``("ok", path)``: write the frames of the episode that just ended.
+- ``("close",)``: close the environment and exit.
+
+Errors raised on purpose come back as ``("error", class name, message)``; a worker that *dies*
+(segfault, OOM kill, ``os._exit``) shows up as a closed pipe, which the parent turns into a retry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing as mp
+import os
+import signal
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from eval_runner.policies.base import ObservationSpec
+from eval_runner.scheduler import EpisodeTask
+from eval_runner.settings import FaultInjection
+from rlinf_bench import errors
+
+log = logging.getLogger(__name__)
+
+
+class WorkerDied(Exception):
+    """The worker process exited while the parent waited on it (internal; turned into a retry)."""
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Everything a worker needs; pickled to the child at spawn."""
+
+    suite: str
+    obs_spec: ObservationSpec
+    horizon: int
+    cache_dir: Path | None = None
+    scene_hook: str | None = None
+    fault: FaultInjection | None = None
+    log_level: int = logging.WARNING
+
+
+def worker_main(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - runs in the child
+    """Entry point of a worker process."""
+    # Ctrl-C goes to the whole process group: the parent decides how to stop, and closes us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s worker: %(message)s")
+    logging.getLogger("OpenGL").setLevel(logging.WARNING)  # "No OpenGL_accelerate module" on every start
+    try:
+        _serve(conn, config)
+    except (EOFError, KeyboardInterrupt):
+        pass
+    finally:
+        conn.close()
+
+
+def _serve(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - runs in the child
+    from eval_runner.libero_setup import configure_libero
+
+    if os.environ.get("MUJOCO_EGL_DEVICE_ID"):
+        # The parent already mapped the GPU to its EGL index. robosuite insists that this index also
+        # appear in CUDA_VISIBLE_DEVICES; workers use no CUDA, so hide it rather than fight the check.
+        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+    try:
+        configure_libero(config.cache_dir, needs_renderer=bool(config.obs_spec.cameras))
+    except errors.RlinfBenchError as exc:
+        conn.send(("error", type(exc).__name__, str(exc)))
+        return
+    state = _WorkerState(config)
+    try:
+        while True:
+            msg = conn.recv()
+            if msg[0] == "close":
+                return
+            try:
+                reply = state.handle(msg)
+            except errors.RlinfBenchError as exc:
+                reply = ("error", type(exc).__name__, str(exc))
+            except Exception as exc:  # a simulator bug: report it with its type, the parent fails the run
+                log.exception("worker error")
+                reply = ("error", "SimulatorError", f"{type(exc).__name__} in the LIBERO worker: {exc}")
+            conn.send(reply)
+    finally:
+        state.close()
+
+
+class _WorkerState:  # pragma: no cover - runs in the child
+    def __init__(self, config: WorkerConfig) -> None:
+        from rlinf_bench.suites import get_suite
+
+        self.config = config
+        self.suite = get_suite(config.suite)
+        self.env: Any = None
+        self.task_id: int | None = None
+        self.episode: EpisodeTask | None = None
+        self.steps = 0
+        self.frames: list[Any] = []
+        self.hook = None
+        if config.scene_hook:
+            from eval_runner.env import load_hook
+
+            self.hook = load_hook(config.scene_hook)
+
+    def handle(self, msg: tuple[Any, ...]) -> tuple[Any, ...]:
+        kind = msg[0]
+        if kind == "start":
+            return self.start(msg[1], msg[2])
+        if kind == "step":
+            return self.step(msg[1])
+        if kind == "video":
+            return ("ok", self.save_video(Path(msg[1])))
+        raise errors.SimulatorError(f"worker got unknown message {kind!r}")
+
+    def start(self, episode: EpisodeTask, settle_steps: int) -> tuple[Any, ...]:
+        from eval_runner.env import VIDEO_CAMERA, LiberoEnv
+
+        setup_s = 0.0
+        want_video = episode.record_video
+        if self.env is None or self.task_id != episode.task_id or (want_video and VIDEO_CAMERA not in self.env.cameras):
+            self.close()
+            self.env = LiberoEnv(
+                self.suite.task(episode.task_id), self.config.obs_spec, horizon=self.config.horizon, video=want_video
+            )
+            self.task_id = episode.task_id
+            setup_s = self.env.setup_s
+        t0 = time.perf_counter()
+        obs = self.env.start_episode(episode.init_state, episode.seed, settle_steps)
+        if self.hook is not None:
+            self.hook(self.env)
+            obs = self.env.refresh_observation()
+        self.episode = episode
+        self.steps = 0
+        self.frames = [self.env.video_frame()] if want_video else []
+        return ("obs", obs, {"done": False, "setup_s": setup_s, "sim_s": time.perf_counter() - t0})
+
+    def step(self, action: Any) -> tuple[Any, ...]:
+        fault = self.config.fault
+        ep = self.episode
+        if ep is None:
+            raise errors.SimulatorError("worker got a step before any episode started")
+        if fault is not None and self._should_crash(fault, ep):
+            if fault.marker_file is not None:
+                fault.marker_file.write_text(f"crashed pid {os.getpid()}\n")
+            os._exit(fault.exit_code)  # test-only: die like a segfaulting simulator would
+        t0 = time.perf_counter()
+        obs, done = self.env.step(action)
+        self.steps += 1
+        if ep.record_video:
+            self.frames.append(self.env.video_frame())
+        return ("obs", obs, {"done": done, "sim_s": time.perf_counter() - t0})
+
+    def _should_crash(self, fault: FaultInjection, ep: EpisodeTask) -> bool:
+        if (ep.task_id, ep.init_state) != (fault.task_id, fault.init_state) or self.steps < fault.at_step:
+            return False
+        return fault.marker_file is None or not fault.marker_file.exists()
+
+    def save_video(self, path: Path) -> str:
+        from eval_runner.video import write_video
+
+        written = write_video(path, [f for f in self.frames if f is not None])
+        self.frames = []
+        return str(written)
+
+    def close(self) -> None:
+        if self.env is not None:
+            self.env.close()
+            self.env = None
+            self.task_id = None
+
+
+class WorkerHandle:
+    """The parent's side of one worker process."""
+
+    def __init__(self, index: int, config: WorkerConfig, start_method: str = "spawn") -> None:
+        self.index = index
+        self.config = config
+        self._ctx: Any = mp.get_context(start_method)
+        self.process: Any = None
+        self.conn: Connection | None = None
+        self.episode: EpisodeTask | None = None  # what this worker is running
+        self.pending: str | None = None  # "start" or "step" while a reply is outstanding
+        self.steps = 0
+        self.started_at = 0.0
+        self.retry_count = 0
+        self.loaded_task: int | None = None
+        self.restarts = 0
+        self.spawn()
+
+    def spawn(self) -> None:
+        parent, child = self._ctx.Pipe(duplex=True)
+        self.process = self._ctx.Process(
+            target=worker_main, args=(child, self.config), name=f"libero-worker-{self.index}", daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.conn = parent
+        self.pending = None
+        self.episode = None
+        self.loaded_task = None
+
+    def restart(self) -> None:
+        """Replace a dead worker with a fresh process (its scene is rebuilt on the next start)."""
+        self.kill()
+        self.restarts += 1
+        self.spawn()
+
+    def send(self, msg: tuple[Any, ...]) -> None:
+        assert self.conn is not None
+        try:
+            self.conn.send(msg)
+        except (BrokenPipeError, ConnectionResetError, EOFError, OSError) as exc:
+            raise WorkerDied(self.describe_exit()) from exc
+
+    def recv(self) -> tuple[Any, ...]:
+        assert self.conn is not None
+        try:
+            reply: tuple[Any, ...] = self.conn.recv()
+        except (EOFError, ConnectionResetError, OSError) as exc:
+            raise WorkerDied(self.describe_exit()) from exc
+        if reply[0] == "error":
+            raise _rebuild_error(reply[1], reply[2])
+        return reply
+
+    def describe_exit(self) -> str:
+        proc = self.process
+        if proc is not None:
+            proc.join(timeout=5)
+            code = proc.exitcode
+            if code is not None and code < 0:
+                return f"worker {self.index} was killed by signal {-code}"
+            return f"worker {self.index} exited with code {code}"
+        return f"worker {self.index} is gone"
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Ask the worker to close its environment and exit; kill it if it does not."""
+        if self.conn is not None:
+            with contextlib.suppress(BrokenPipeError, OSError):
+                self.conn.send(("close",))
+        if self.process is not None:
+            self.process.join(timeout=timeout)
+        self.kill()
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def _rebuild_error(name: str, message: str) -> errors.RlinfBenchError:
+    cls = getattr(errors, name, None)
+    if isinstance(cls, type) and issubclass(cls, errors.RlinfBenchError):
+        return cls(message)
+    return errors.SimulatorError(message)
