@@ -1,0 +1,75 @@
+"""``rlinf-bench backfill ROOT_URI [--steps 25,50,75,100 | --all]``: evaluate checkpoints that already exist.
+
+The brief's cron loop over fixed steps, done right: checkpoints are discovered by listing, an
+existing execution of the deterministic name means "already evaluated" (skipped), and incomplete
+checkpoints are skipped with the reason instead of being evaluated half-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rlinf_bench.cli.intake_common import Clients, add_intake_options, state_machine_arn
+from rlinf_bench.errors import ConfigError
+
+
+def _steps(text: str) -> set[int]:
+    try:
+        return {int(s) for s in text.split(",") if s.strip()}
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--steps {text!r}: give comma-separated integers, e.g. 25,50,75,100") from exc
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("backfill", help="evaluate the complete, not yet evaluated checkpoints under a run root")
+    p.add_argument("root", metavar="ROOT_URI", help="s3://bucket/prefix or a local directory above checkpoints/")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--steps", type=_steps, default=None, help="only these global steps, e.g. 25,50,75,100")
+    which.add_argument("--all", action="store_true", help="every checkpoint found (the default)")
+    add_intake_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlinf_bench.checkpoints.completeness import check_completeness, lister_for
+    from rlinf_bench.checkpoints.discovery import discover_checkpoints
+    from rlinf_bench.intake.config import load_intake_config
+    from rlinf_bench.intake.starter import ExecutionStarter
+
+    clients = Clients(args.region)
+    config = load_intake_config(args.config, ssm_factory=lambda: clients("ssm"), s3_factory=lambda: clients("s3"))
+    if args.quiet_period is not None:
+        config = config.model_copy(update={"quiet_period_s": args.quiet_period})
+    arn = state_machine_arn(args)
+    starter = ExecutionStarter(clients("stepfunctions"), arn) if arn else None
+    refs = discover_checkpoints(args.root, s3_factory=lambda: clients("s3"), patterns=config.patterns)
+    if args.steps is not None:
+        refs = [r for r in refs if r.global_step in args.steps]
+    if not refs:
+        raise ConfigError(f"no RLinf checkpoints (…/checkpoints/global_step_<N>/actor/…) found under {args.root}")
+    rows: list[dict[str, Any]] = []
+    for ref in refs:
+        request = config.request_for(ref)
+        row: dict[str, Any] = {"global_step": ref.global_step, "checkpoint": ref.uri, "name": request.request_id}
+        verdict = check_completeness(
+            ref.uri, lister_for(ref.uri, lambda: clients("s3")), quiet_period_s=config.quiet_period_s
+        )
+        if starter is not None and starter.exists(request.request_id):
+            row.update(status="already_evaluated", detail="an execution of this name exists")
+        elif not verdict.complete:
+            row.update(status="incomplete", detail=verdict.reason)
+        elif starter is None:
+            row.update(status="would_start", detail=verdict.reason)
+        else:
+            request = config.request_for(ref.model_copy(update={"layout": verdict.layout or ref.layout}))
+            result = starter.start(request)
+            row.update(status="already_evaluated" if result.already_started else "started", detail=result.execution_arn)
+        rows.append(row)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for row in rows:
+            print(f"step {row['global_step']:>8}  {row['status']:<17}  {row['detail']}")
+    return 0

@@ -1,0 +1,55 @@
+"""``rlinf-bench replay-events FILE.jsonl``: run recorded S3 events through the real router, locally.
+
+Answers "what would the intake have done with these events?" without an AWS account: one
+execution per complete checkpoint, the dead letters with their reasons, and the checkpoints still
+waiting for files that never arrived.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("replay-events", help="feed recorded S3 events (JSON lines) through the router in local moto")
+    p.add_argument("file", metavar="FILE.jsonl", help="one S3 event per line (EventBridge or classic shape); - = stdin")
+    p.add_argument("--quiet-period", type=float, default=None, metavar="SECONDS", help="override quiet_period_s")
+    p.add_argument("--config", default="", help="intake config file (YAML/JSON); default: built-in")
+    p.add_argument("--json", action="store_true", help="print {executions, dead_letters, pending} as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rlinf_bench.errors import ConfigError
+    from rlinf_bench.intake.config import load_intake_config
+    from rlinf_bench.intake.replay import replay_events
+
+    config = load_intake_config(args.config)
+    if args.quiet_period is not None:
+        config = config.model_copy(update={"quiet_period_s": args.quiet_period})
+    if args.file == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        path = Path(args.file)
+        if not path.is_file():
+            raise ConfigError(f"event file {args.file} does not exist; record events one JSON document per line")
+        lines = path.read_text().splitlines()
+    report = replay_events(lines, config=config)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, default=str))
+        return 0
+    print(
+        f"{report.events} events -> {len(report.executions)} executions, {len(report.dead_letters)} dead letters, "
+        f"{len(report.pending)} pending"
+    )
+    for e in report.executions:
+        print(f"  started   {e['name']}  {e['checkpoint']['uri']}")
+    for d in report.dead_letters:
+        print(f"  dead      {d['reason']}")
+    for p in report.pending:
+        print(f"  pending   {p['checkpoint']['uri']}: {p['reason']}")
+    return 0
