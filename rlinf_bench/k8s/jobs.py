@@ -1,0 +1,209 @@
+"""From an :class:`EvalRequest` to the Jobs that execute it: one per (suite, run) and one per probe.
+
+Everything here is validated before any API call: unknown suites or probes, a missing image, bad
+resources and names Kubernetes would reject all raise :class:`JobSpecError` (or the suite registry's
+:class:`UnknownSuiteError`) naming the field and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from kubernetes import client as k8s
+
+from rlinf_bench.contracts import EvalRequest, EvalRun, ProbeSpec
+from rlinf_bench.errors import ConfigError, JobSpecError
+from rlinf_bench.k8s.jobspec import RDZV_PORT, ContainerResources, JobSpec, escape_var_refs, to_manifest
+from rlinf_bench.k8s.names import MAX_NAME, derive_name, sanitize_label_value
+
+__all__ = [
+    "LABEL_PREFIX",
+    "PROBES",
+    "REQUEST_ID_ANNOTATION",
+    "JobBundle",
+    "eval_job",
+    "jobs_for_request",
+    "probe_job",
+    "validate_request",
+]
+
+PROBES = ("gpu", "nccl", "storage", "checkpoint_io", "throughput")
+LABEL_PREFIX = "rlinf-bench"
+REQUEST_ID_ANNOTATION = f"{LABEL_PREFIX}/request-id"
+CHECKPOINT_ANNOTATION = f"{LABEL_PREFIX}/checkpoint-uri"
+# Environment every container gets. EGL renders headless on the GPU; NVIDIA's container runtime only
+# mounts the EGL/GL driver libraries when "graphics" is among the driver capabilities.
+BASE_ENV: dict[str, str] = {
+    "MUJOCO_GL": "egl",
+    "PYOPENGL_PLATFORM": "egl",
+    "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics",
+    "PYTHONUNBUFFERED": "1",
+}
+
+
+@dataclass(frozen=True)
+class JobBundle:
+    """Everything one logical Job needs on the cluster: the Job, plus a headless Service for Indexed Jobs."""
+
+    kind: Literal["eval", "probe"]
+    name: str
+    namespace: str
+    job: k8s.V1Job
+    service: k8s.V1Service | None = None
+
+    def manifests(self) -> list[dict[str, Any]]:
+        """Plain dicts in apply order (Service first, so rank 0's DNS name exists when the pods start)."""
+        objs: list[Any] = [self.service, self.job] if self.service is not None else [self.job]
+        return [to_manifest(o) for o in objs]
+
+
+def _check_suite(name: str, tasks: list[int] | None) -> None:
+    from rlinf_bench.suites import get_suite, resolve_task_ids
+
+    suite = get_suite(name)  # raises UnknownSuiteError listing the valid suites
+    try:
+        resolve_task_ids(suite, tasks)
+    except ConfigError as exc:
+        raise JobSpecError(f"suites[{name}].tasks: {exc}") from exc
+
+
+def _check_probe(probe: ProbeSpec) -> None:
+    if probe.name not in PROBES:
+        raise JobSpecError(f"unknown probe {probe.name!r}; valid probes: {', '.join(PROBES)}")
+    if probe.nodes > 1 and probe.name != "nccl":
+        raise JobSpecError(f"probe {probe.name!r} runs on one node; only 'nccl' takes nodes > 1 (got {probe.nodes})")
+
+
+def validate_request(request: EvalRequest) -> None:
+    """Raise a clear error for anything in ``request`` that would make a Job fail or be rejected."""
+    if request.suites and not request.image.strip():
+        raise JobSpecError(
+            "the request has suites but no `image`: set it to the eval image (see docker/Dockerfile.eval)"
+        )
+    if request.probes and not request.probe_image.strip():
+        raise JobSpecError("the request has probes but no `probe_image`: set it (see docker/Dockerfile.probe)")
+    for suite in request.suites:
+        _check_suite(suite.name, suite.tasks)
+    seen: set[str] = set()
+    for probe in request.probes:
+        _check_probe(probe)
+        if probe.name in seen:
+            raise JobSpecError(f"probe {probe.name!r} is listed twice; each probe runs once per request")
+        seen.add(probe.name)
+
+
+def _labels(request: EvalRequest, kind: str, **extra: str) -> dict[str, str]:
+    labels = {
+        "app": "rlinf-bench",
+        "app.kubernetes.io/name": "rlinf-bench",
+        "app.kubernetes.io/component": kind,
+        f"{LABEL_PREFIX}/experiment": sanitize_label_value(request.checkpoint.experiment),
+        f"{LABEL_PREFIX}/global-step": str(request.checkpoint.global_step),
+        f"{LABEL_PREFIX}/request": sanitize_label_value(request.request_id),
+    }
+    labels.update({f"{LABEL_PREFIX}/{k}": sanitize_label_value(v) for k, v in extra.items()})
+    return labels
+
+
+def _annotations(request: EvalRequest) -> dict[str, str]:
+    # Annotations keep the exact values (label values may have been shortened or sanitized).
+    return {REQUEST_ID_ANNOTATION: request.request_id, CHECKPOINT_ANNOTATION: request.checkpoint.uri}
+
+
+def _env(request: EvalRequest, name: str, extra_env: Mapping[str, str] | None) -> dict[str, str]:
+    env = dict(BASE_ENV)
+    env["RLINF_BENCH_REQUEST_ID"] = request.request_id
+    env["RLINF_BENCH_JOB_NAME"] = name
+    env.update(request.kubernetes.env)
+    env.update(extra_env or {})
+    return env
+
+
+def eval_job(request: EvalRequest, run: EvalRun, *, extra_env: Mapping[str, str] | None = None) -> JobBundle:
+    """The Job of one evaluation run: ``python -m eval_runner --request <EvalRun JSON> [--out URI]``."""
+    _check_suite(run.suite, run.task_ids)
+    name = derive_name("eval", run.request_id, run.suite, f"r{run.run_index}")
+    command = ["python", "-m", "eval_runner", "--request", escape_var_refs(run.to_json(indent=None))]
+    if run.output_uri:
+        command += ["--out", escape_var_refs(run.output_uri)]
+    res = request.resources
+    spec = JobSpec(
+        name=name,
+        namespace=request.kubernetes.namespace,
+        image=request.image,
+        command=command,
+        resources=ContainerResources(cpu=res.cpu, memory=res.memory, gpu=res.gpu, gpu_key=res.gpu_resource_key),
+        settings=request.kubernetes,
+        deadline_s=request.kubernetes.eval_deadline_s,
+        labels=_labels(request, "eval", suite=run.suite, run=str(run.run_index)),
+        annotations=_annotations(request),
+        env=_env(request, name, extra_env),
+        container_name="eval",
+    )
+    return JobBundle(kind="eval", name=name, namespace=spec.namespace, job=spec.build())
+
+
+def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str) -> list[str]:
+    tail = ["infra_probes", probe.name, "--json"]
+    if request.output_prefix:
+        out = f"{request.output_prefix.rstrip('/')}/{request.request_id}/probes/{probe.name}.json"
+        tail += ["--out", escape_var_refs(out)]
+    tail += [escape_var_refs(a) for a in probe.args]
+    if probe.name == "nccl" and probe.nodes > 1:
+        # Static rendezvous: rank 0 (index 0 of the Indexed Job) hosts the store at a stable DNS name.
+        # $(JOB_COMPLETION_INDEX) is expanded by Kubernetes from the env var the Job controller sets.
+        return [
+            "torchrun",
+            f"--nnodes={probe.nodes}",
+            f"--nproc-per-node={max(probe.gpus_per_node, 1)}",
+            "--node-rank=$(JOB_COMPLETION_INDEX)",
+            "--rdzv-backend=static",
+            f"--rdzv-endpoint={name}-0.{name}:{RDZV_PORT}",
+            "-m",
+            *tail,
+        ]
+    if probe.name == "nccl" and probe.gpus_per_node > 1:
+        return ["torchrun", "--standalone", f"--nproc-per-node={probe.gpus_per_node}", "-m", *tail]
+    return ["python", "-m", *tail]
+
+
+def probe_job(request: EvalRequest, probe: ProbeSpec, *, extra_env: Mapping[str, str] | None = None) -> JobBundle:
+    """The Job of one probe; the multi-node NCCL probe is an Indexed Job plus a headless Service."""
+    _check_probe(probe)
+    # Pods of an Indexed Job are named <job>-<index>-<suffix> and their hostname is <job>-<index>,
+    # which must itself be a DNS label: leave room for the index.
+    room = len(f"-{probe.nodes - 1}") if probe.nodes > 1 else 0
+    name = derive_name("probe", request.request_id, probe.name, max_len=MAX_NAME - room)
+    res = request.resources
+    spec = JobSpec(
+        name=name,
+        namespace=request.kubernetes.namespace,
+        image=request.probe_image,
+        command=_probe_command(request, probe, name),
+        resources=ContainerResources(
+            cpu=res.cpu, memory=res.memory, gpu=probe.gpus_per_node, gpu_key=res.gpu_resource_key
+        ),
+        settings=request.kubernetes,
+        deadline_s=request.kubernetes.probe_deadline_s,
+        labels=_labels(request, "probe", probe=probe.name),
+        annotations=_annotations(request),
+        env=_env(request, name, extra_env),
+        container_name="probe",
+        completions=probe.nodes,
+        headless_service=probe.nodes > 1,
+    )
+    return JobBundle(kind="probe", name=name, namespace=spec.namespace, job=spec.build(), service=spec.build_service())
+
+
+def jobs_for_request(request: EvalRequest, *, extra_env: Mapping[str, str] | None = None) -> list[JobBundle]:
+    """Every Job of ``request`` (eval runs first, then probes), validated as a whole before any is built."""
+    validate_request(request)
+    bundles = [eval_job(request, run, extra_env=extra_env) for run in request.expand()]
+    bundles += [probe_job(request, probe, extra_env=extra_env) for probe in request.probes]
+    names = [b.name for b in bundles]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise JobSpecError(f"two Jobs of the request would share the name(s) {dupes}; list each suite once")
+    return bundles
