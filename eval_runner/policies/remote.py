@@ -131,12 +131,18 @@ class ServerPolicy(Policy):
             proxy=None,  # a policy server is on the cluster network, never behind an HTTP proxy
         )
         try:
-            first = conn.recv(timeout=self.open_timeout_s)
-            self.metadata = self._check_metadata(first)
+            meta = self._check_metadata(conn.recv(timeout=self.open_timeout_s))
+            spec = self._spec_from_metadata(meta)
+            if self.connects and spec != self.obs_spec:
+                # The environments already render for the old spec; mixing would feed the policy wrong inputs.
+                raise PolicyError(
+                    f"policy server {self.url} came back with a different obs_spec ({spec} instead of "
+                    f"{self.obs_spec}); restart the evaluation against the new server"
+                )
         except BaseException:
             conn.close()
             raise
-        self.obs_spec = self._spec_from_metadata(self.metadata)
+        self.metadata, self.obs_spec = meta, spec
         return conn
 
     def _check_metadata(self, frame: Any) -> dict[str, Any]:
@@ -192,17 +198,22 @@ class ServerPolicy(Policy):
         from websockets.exceptions import ConnectionClosed
 
         for attempt in range(2):
+            if self._conn is None:
+                self._connect()  # after close() or a timed-out request
             try:
                 self._conn.send(frame)
                 answer = self._conn.recv(timeout=self.request_timeout_s)
                 self.requests += 1
                 return answer
             except TimeoutError as exc:
+                # The late reply would otherwise be read as the answer to the *next* batch: drop the connection.
+                self.close()
                 raise PolicyServerUnreachableError(
                     f"policy server {self.url} did not answer a batch within {self.request_timeout_s}s; raise "
                     "?request_timeout_s=S if inference is that slow, or check the server's logs"
                 ) from exc
             except (ConnectionClosed, OSError) as exc:
+                self.close()
                 if attempt == 1:
                     raise PolicyServerUnreachableError(
                         f"policy server {self.url} closed the connection twice on the same batch ({exc}); check the "
@@ -211,7 +222,6 @@ class ServerPolicy(Policy):
                 # A server restart or a dropped connection: reconnect (with backoff) and resend once.
                 # Resending is safe: a request carries the whole batch and its pending resets.
                 log.warning("policy server %s connection lost (%s); reconnecting", self.url, exc)
-                self._connect()
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _actions_from(self, frame: Any, rows: int) -> np.ndarray:

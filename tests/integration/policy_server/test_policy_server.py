@@ -242,3 +242,37 @@ def test_given_incompatible_server_then_client_refuses_without_retrying(metadata
 def test_given_bad_url_then_error_before_connecting() -> None:
     with pytest.raises(PolicyError, match="must start with ws:// or wss://"):
         load_policy("server:http://127.0.0.1:8000", None)
+
+
+class Slow(Policy):
+    obs_spec = ObservationSpec(proprio=())
+
+    def __init__(self) -> None:
+        self.delays = [0.6]
+
+    def act(self, obs: dict[str, Any]) -> np.ndarray:
+        if self.delays:
+            time.sleep(self.delays.pop())
+        return np.full((len(obs["episode_id"]), 7), len(obs["episode_id"]), dtype=np.float32)
+
+
+def test_given_slow_reply_then_timeout_error_and_next_batch_gets_its_own_answer(obs_factory: Any) -> None:
+    with PolicyServer(Slow(), port=0) as server:
+        client = ServerPolicy(server.url, request_timeout_s=0.2, backoff_s=0.05)
+        with pytest.raises(PolicyServerUnreachableError, match=r"did not answer a batch within 0.2s"):
+            client.act(obs_factory(2))
+        deadline = time.monotonic() + 10
+        while server.requests < 1 and time.monotonic() < deadline:  # let the slow batch finish server-side
+            time.sleep(0.05)
+        actions = client.act(obs_factory(3))  # not the late reply to the 2-row batch
+        assert actions.shape == (3, 7) and np.all(actions == 3)
+        assert client.connects == 2
+        client.close()
+
+
+def test_given_server_restarted_with_other_obs_spec_then_client_refuses(obs_factory: Any) -> None:
+    first = PolicyServer(load_policy("builtin:zero", None), port=0).start()
+    client = ServerPolicy(first.url, retries=20, backoff_s=0.05, max_backoff_s=0.2)
+    first.shutdown()
+    with PolicyServer(Recording(), port=first.port), pytest.raises(PolicyError, match="different obs_spec"):
+        client.act(obs_factory(1))
