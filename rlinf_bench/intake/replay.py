@@ -83,7 +83,13 @@ def _materialize(s3: Any, buckets: set[str], doc: Any) -> None:
         except InvalidEventError:
             continue  # the router dead-letters it; S3 would store it, but nothing may read it back
         if event.bucket not in buckets:
-            create_bucket(s3, event.bucket, REGION, eventbridge=False)
+            try:
+                create_bucket(s3, event.bucket, REGION, eventbridge=False)
+            except Exception as exc:  # botocore's ClientError; S3 refuses the name
+                raise ConfigError(
+                    f"event for bucket {event.bucket!r}: the bucket cannot be created locally ({exc}); "
+                    "recorded S3 events always name valid buckets, so fix or drop that line"
+                ) from exc
             buckets.add(event.bucket)
         size = 0 if event.key.endswith("/") else event.size if event.size is not None else 1
         s3.put_object(Bucket=event.bucket, Key=event.key, Body=b"\0" * min(size, MATERIALIZE_CAP_BYTES))
@@ -98,6 +104,8 @@ def _settle(poller: SqsPoller, recorder: _Recorder, clock: VirtualClock, quiet_s
         poller.release()
         poller.drain()
         results = recorder.take()
+        if not results:
+            return []  # the records failed before the router decided (an AWS error): nothing to report as pending
         deferred = [r for r in results if r.outcome is Outcome.DEFERRED]
         if any(r.waiting_for_quiet for r in deferred):
             clock.advance(quiet_s + 1)

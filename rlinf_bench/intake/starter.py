@@ -48,6 +48,10 @@ class ExecutionStarter:
     def start(self, request: EvalRequest) -> StartResult:
         """Start the evaluation of ``request``; an existing execution of that name counts as started."""
         name = request.request_id
+        # Step Functions answers a repeated start of a *running* execution (same name and input) with
+        # success, so ask first: that is how a second trigger learns it was a duplicate.
+        if self.exists(name):
+            return StartResult(name, execution_arn(self.state_machine_arn, name), already_started=True)
         try:
             resp = self._sfn.start_execution(stateMachineArn=self.state_machine_arn, name=name, input=request.to_json())
         except Exception as exc:
