@@ -26,6 +26,7 @@ COMMAND_MODULES: list[str] = [
     "rlinf_bench.cli.trigger",  # trigger
     "rlinf_bench.cli.backfill",  # backfill
     "rlinf_bench.cli.replay_events",  # replay-events
+    "rlinf_bench.cli.render_jobs",  # render-jobs
 ]
 
 log = logging.getLogger("rlinf_bench")
