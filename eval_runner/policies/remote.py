@@ -243,7 +243,6 @@ class ServerPolicy(Policy):
             "spec": self.spec,
             "url": self.url,
             "server": self.metadata.get("policy", {}),
-            "requests": self.requests,
         }
 
     def close(self) -> None:
