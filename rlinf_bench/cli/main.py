@@ -23,6 +23,7 @@ COMMAND_MODULES: list[str] = [
     "eval_runner.policies.serve_cli",  # serve-policy
     "rlinf_bench.cli.probe",  # probe
     "rlinf_bench.cli.compare",  # compare
+    "rlinf_bench.cli.report",  # report
     "rlinf_bench.cli.trigger",  # trigger
     "rlinf_bench.cli.backfill",  # backfill
     "rlinf_bench.cli.replay_events",  # replay-events

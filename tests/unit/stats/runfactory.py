@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from rlinf_bench.contracts import CheckpointRef, EpisodeResult, RunResult, RunStatus, TaskResult
+from rlinf_bench.contracts import CheckpointRef, EpisodeResult, RunResult, RunStatus, TaskResult, request_id_for
 
 CKPT = CheckpointRef(uri="s3://bucket/exp/checkpoints/global_step_100", experiment="exp", global_step=100)
 
@@ -41,7 +41,7 @@ def make_run(
         name = (task_names or {}).get(task_id, f"task_{task_id}")
         tasks.append(TaskResult.from_episodes(task_id, name, trials, eps))
     base = RunResult(
-        request_id="req",
+        request_id=request_id_for(ckpt) if ckpt else "req",
         suite=suite,
         run_index=run_index,
         seed=run_index,

@@ -1,0 +1,158 @@
+"""Publishing to a real MLflow store (sqlite) and reading it back, as the brief's query does."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rlinf_bench.baselines import get_baselines
+from rlinf_bench.contracts import CheckpointReport, RunStatus, VerdictValue
+from rlinf_bench.errors import TrackingUnavailableError
+from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
+from rlinf_bench.stats.verdicts import apply_verdicts
+from rlinf_bench.tracking import RetryPolicy, load_history, publish_checkpoint
+from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs, make_run
+
+BASELINES = get_baselines(["libero/openvla-oft-sft", "libero/openvla-oft-rlinf"])
+STEPS = (100, 200, 300)
+
+
+def _report(step: int, rng: np.random.Generator, rates: np.ndarray) -> CheckpointReport:
+    runs = heterogeneous_runs(rng, rates, ckpt=checkpoint(step))
+    return aggregate_checkpoint([SourcedRun(f"s{step}-run{r.run_index}.json", r) for r in runs])
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """One sqlite store for the module (creating one runs migrations: seconds); three checkpoints published
+    the way the pipeline does: read history from MLflow, decide verdicts, publish."""
+    from mlflow.tracking import MlflowClient
+
+    root = tmp_path_factory.mktemp("mlflow")
+    client = MlflowClient(f"sqlite:///{root}/mlflow.db")
+    client.create_experiment("RLinf", artifact_location=str(root / "artifacts"))
+    rng = np.random.default_rng(21)
+    rates = rng.beta(3, 0.5, size=(3, 20))
+    run_ids = {}
+    for i, step in enumerate(STEPS):
+        # The middle checkpoint regresses hard, so "previous" and "best" differ for the last one.
+        report = _report(step, rng, np.clip(rates - (0.4 if i == 1 else 0.0), 0, 1))
+        history = load_history(client, "RLinf")
+        apply_verdicts(report, BASELINES, history)
+        run_ids[step] = publish_checkpoint(
+            report, client=client, out_dir=root / f"out{step}", history=history, baselines=BASELINES
+        )
+    yield {"client": client, "root": root, "run_ids": run_ids}
+
+
+def test_given_published_checkpoints_then_the_briefs_query_finds_parents_with_success_rate(store: dict) -> None:
+    client = store["client"]
+    experiment = client.get_experiment_by_name("RLinf")
+    runs = client.search_runs(experiment_ids=[experiment.experiment_id], filter_string="params.val_only = 'True'")
+    assert sorted(r.info.run_id for r in runs) == sorted(store["run_ids"].values())
+    for run in runs:
+        assert 0.0 <= run.data.metrics["success_rate"] <= 1.0
+        assert run.data.params["task_suite_name"] == "libero_spatial"
+        assert run.data.params["runs"] == "3" and run.data.params["seeds"] == "0,1,2"
+        assert run.data.params["trials"] == "20"
+        assert run.data.params["checkpoint"].endswith(f"global_step_{run.data.params['global_step']}")
+        for key in (
+            "success_rate/libero_spatial",
+            "ci95_low/libero_spatial",
+            "wilson95_high/libero_spatial",
+            "success_rate_std/libero_spatial",
+            "success_rate/libero_spatial/task_0",
+        ):
+            assert key in run.data.metrics, key
+
+
+def test_given_a_parent_then_one_child_per_eval_run_without_val_only(store: dict) -> None:
+    client = store["client"]
+    exp = client.get_experiment_by_name("RLinf")
+    pid = store["run_ids"][300]
+    children = client.search_runs([exp.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{pid}'")
+    assert sorted(c.data.params["run_index"] for c in children) == ["0", "1", "2"]
+    assert all("val_only" not in c.data.params and "success_rate" in c.data.metrics for c in children)
+
+
+def test_given_a_parent_then_report_markdown_and_a_valid_png_are_artifacts(store: dict, tmp_path: Path) -> None:
+    import matplotlib.image
+
+    client = store["client"]
+    pid = store["run_ids"][300]
+    names = {a.path for a in client.list_artifacts(pid)}
+    assert names == {"checkpoint_report.json", "report.md", "sr_vs_step.png"}
+    png = Path(client.download_artifacts(pid, "sr_vs_step.png", str(tmp_path)))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pixels = matplotlib.image.imread(png)
+    assert pixels.shape[0] > 300 and pixels.std() > 0.05  # a drawn chart, not a blank canvas
+    report = CheckpointReport.load(client.download_artifacts(pid, "checkpoint_report.json", str(tmp_path)))
+    assert report.links["mlflow_run"] == pid and report.suites[0].states
+
+
+def test_given_history_in_mlflow_then_previous_and_best_verdicts_are_paired_and_tagged(store: dict) -> None:
+    client = store["client"]
+    run = client.get_run(store["run_ids"][300])
+    report = CheckpointReport.from_json(
+        Path(client.download_artifacts(run.info.run_id, "checkpoint_report.json")).read_text()
+    )
+    by_kind = {v.kind: v for v in report.verdicts if v.kind != "baseline"}
+    assert by_kind["previous"].reference_label == "global_step 200" and by_kind["previous"].paired
+    assert by_kind["previous"].value == VerdictValue.ABOVE  # recovered from the regression
+    assert by_kind["best"].reference_label == "global_step 100"
+    assert run.data.tags["verdict/libero_spatial/previous"] == "above"
+    assert run.data.tags["verdict/libero_spatial/libero/openvla-oft-rlinf"] in {"below", "within", "above"}
+
+
+def test_given_the_same_checkpoint_published_twice_then_it_replaces_the_first(store: dict, tmp_path: Path) -> None:
+    client = store["client"]
+    rng = np.random.default_rng(5)
+    again = _report(300, rng, np.full((3, 20), 0.9))
+    new_id = publish_checkpoint(again, client=client, out_dir=tmp_path, baselines=BASELINES)
+    exp = client.get_experiment_by_name("RLinf")
+    runs = client.search_runs(
+        [exp.experiment_id], filter_string="params.val_only = 'True' and params.global_step = '300'"
+    )
+    assert [r.info.run_id for r in runs] == [new_id]
+    store["run_ids"][300] = new_id
+
+
+def test_given_an_incomplete_checkpoint_then_the_parent_is_marked_failed(store: dict, tmp_path: Path) -> None:
+    client = store["client"]
+    ok = [make_run({0: [1, 0, 1]}, run_index=i, ckpt=checkpoint(999, "other")) for i in range(2)]
+    failed = make_run(
+        {}, run_index=2, status=RunStatus.FAILED, error="OOMKilled", ckpt=checkpoint(999, "other"), trials=3
+    )
+    report = aggregate_checkpoint([SourcedRun(str(i), r) for i, r in enumerate([*ok, failed])])
+    pid = publish_checkpoint(
+        report, client=client, out_dir=tmp_path, experiment="RLinf-incomplete", artifact_location=str(tmp_path / "a")
+    )
+    run = client.get_run(pid)
+    assert run.info.status == "FAILED" and run.data.tags["rlinf_bench.complete"] == "False"
+    children = client.search_runs([run.info.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{pid}'")
+    failed_child = next(c for c in children if c.data.params["run_index"] == "2")
+    assert failed_child.info.status == "FAILED" and failed_child.data.tags["error"] == "OOMKilled"
+
+
+def test_given_an_unreachable_server_then_bounded_retries_then_failure_with_the_report_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    # Let our bounded policy, not MLflow's own long retry loop, decide how long to wait.
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    sleeps: list[float] = []
+    policy = RetryPolicy(attempts=3, backoff_s=0.5, sleep=sleeps.append)
+    report = aggregate_checkpoint([SourcedRun("r.json", make_run({0: [1, 1]}))], runs_expected=1)
+    with pytest.raises(TrackingUnavailableError) as err:
+        publish_checkpoint(report, client=MlflowClient("http://127.0.0.1:9"), out_dir=tmp_path, retry=policy)
+    assert sleeps == [0.5, 1.0]
+    assert "127.0.0.1:9" in str(err.value) and str(tmp_path / "checkpoint_report.json") in str(err.value)
+    assert json.loads((tmp_path / "checkpoint_report.json").read_text())["suites"][0]["suite"] == "libero_spatial"
+    assert (tmp_path / "sr_vs_step.png").stat().st_size > 1000
