@@ -10,6 +10,7 @@ import pytest
 
 from rlinf_bench.checkpoints.synthetic import fsdp_objects
 from rlinf_bench.cli.main import main
+from rlinf_bench.errors import ConfigError
 from rlinf_bench.intake.local import IntakeStack, create_intake_stack
 from tests.integration.intake.conftest import REGION
 from tests.integration.intake.uploads import put_objects
@@ -201,3 +202,18 @@ def test_given_events_replayed_three_times_in_classic_and_eventbridge_shape_then
     assert isinstance(report, dict)
     assert [e["checkpoint"]["uri"] for e in report["executions"]] == [f"s3://bucket-1/{root}"]
     assert report["dead_letters"] == [] and report["pending"] == []
+
+
+def test_given_the_config_in_ssm_or_s3_then_the_router_uses_it(stack: IntakeStack) -> None:
+    from rlinf_bench.intake.config import load_intake_config
+
+    boto3.client("ssm").put_parameter(Name="/rlinf/intake", Value="suites: [libero_90]\nruns: 1", Type="String")
+    boto3.client("s3").put_object(Bucket=stack.bucket, Key="config/intake.json", Body=b'{"trials_per_task": 10}')
+
+    from_ssm = load_intake_config("ssm:/rlinf/intake", ssm_factory=lambda: boto3.client("ssm"))
+    from_s3 = load_intake_config(f"s3://{stack.bucket}/config/intake.json", s3_factory=lambda: boto3.client("s3"))
+
+    assert ([s.name for s in from_ssm.suites], from_ssm.runs) == (["libero_90"], 1)
+    assert from_s3.trials_per_task == 10
+    with pytest.raises(ConfigError, match="cannot read intake config SSM parameter '/missing'"):
+        load_intake_config("ssm:/missing", ssm_factory=lambda: boto3.client("ssm"))

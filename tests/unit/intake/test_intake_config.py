@@ -1,0 +1,66 @@
+"""The intake configuration: brief defaults, YAML/JSON sources, and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.errors import ConfigError
+from rlinf_bench.intake.config import IntakeConfig, load_intake_config, parse_config_text
+
+REF = CheckpointRef(uri="s3://b/runs/e/checkpoints/global_step_9", experiment="e", global_step=9)
+
+
+def test_given_no_source_then_the_request_follows_the_brief() -> None:
+    request = load_intake_config("").request_for(REF)
+
+    assert [s.name for s in request.suites] == ["libero_spatial", "libero_object", "libero_goal", "libero_10"]
+    assert (request.runs, request.trials_per_task, request.seeds) == (3, 50, [0, 1, 2])
+    assert [p.name for p in request.probes] == ["gpu", "nccl", "storage", "checkpoint_io", "throughput"]
+    assert request.baselines == ["libero/openvla-oft-rlinf", "previous", "best"]
+    assert request.request_id.startswith("e-s9-")
+
+
+def test_given_a_yaml_file_with_short_forms_then_they_are_expanded(tmp_path: Path) -> None:
+    path = tmp_path / "intake.yaml"
+    path.write_text(
+        "suites: [libero_10, {name: libero_goal, tasks: [0, 1]}]\nprobes: [gpu]\nruns: 2\nquiet_period_s: 5\n"
+    )
+
+    config = load_intake_config(str(path))
+
+    request = config.request_for(REF)
+    assert [(s.name, s.tasks) for s in request.suites] == [("libero_10", None), ("libero_goal", [0, 1])]
+    assert request.runs == 2 and config.quiet_period_s == 5
+
+
+def test_given_the_same_checkpoint_twice_then_the_request_json_is_identical() -> None:
+    config = IntakeConfig()
+    assert config.request_for(REF).to_json() == config.request_for(REF).to_json()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("runs: 0", "runs"),
+        ("runz: 3", "runz"),
+        ("runs: 4", "seeds has 3 entries"),
+        ("{bad json", "not valid JSON"),
+        ("- a\n- b", "must be a mapping"),
+        ("a: [", "not valid YAML"),
+        ("root_patterns: ['(?P<root>x)']", "lacks the named group"),
+    ],
+)
+def test_given_a_bad_config_then_the_error_names_the_source_and_field(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as info:
+        parse_config_text(text, source="ssm:/rlinf/intake")
+    assert "ssm:/rlinf/intake" in str(info.value) or "root pattern" in str(info.value)
+
+
+def test_given_a_missing_file_or_no_client_then_the_error_says_how_to_fix_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_intake_config(str(tmp_path / "nope.yaml"))
+    with pytest.raises(ConfigError, match="no SSM client"):
+        load_intake_config("ssm:/x")

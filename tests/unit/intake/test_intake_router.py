@@ -1,0 +1,120 @@
+"""Router decisions with in-memory collaborators (the moto tests cover the AWS side)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from rlinf_bench.checkpoints.completeness import StoredObject
+from rlinf_bench.checkpoints.synthetic import fsdp_objects
+from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.request import EvalRequest
+from rlinf_bench.intake.config import IntakeConfig
+from rlinf_bench.intake.router import Outcome, Router
+
+T0 = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
+ROOT = "runs/e/checkpoints/global_step_10"
+
+
+class Bucket:
+    """Objects by root URI; counts listings so tests can see which events cost one."""
+
+    def __init__(self) -> None:
+        self.roots: dict[str, list[StoredObject]] = {}
+        self.listings = 0
+
+    def put_checkpoint(self, root_uri: str, objects: list[tuple[str, int]]) -> None:
+        self.roots[root_uri] = [StoredObject(rel, size, T0) for rel, size in objects]
+
+    def list(self, root_uri: str) -> list[StoredObject]:
+        self.listings += 1
+        return list(self.roots.get(root_uri, []))
+
+
+class Executions:
+    def __init__(self) -> None:
+        self.started: dict[str, EvalRequest] = {}
+
+    def start_once(self, ref: CheckpointRef, request: EvalRequest) -> dict[str, Any]:
+        already = request.request_id in self.started
+        self.started.setdefault(request.request_id, request)
+        return {"name": request.request_id, "execution_arn": "arn", "already_started": already}
+
+
+class Dlq:
+    def __init__(self) -> None:
+        self.letters: list[tuple[str, str]] = []
+
+    def send(self, body: str, reason: str) -> None:
+        self.letters.append((body, reason))
+
+
+def make(now: datetime, **config: Any) -> tuple[Router, Bucket, Executions, Dlq]:
+    bucket, executions, dlq = Bucket(), Executions(), Dlq()
+    router = Router(
+        config=IntakeConfig(**{"quiet_period_s": 60, **config}),
+        lister=bucket,
+        start_once=executions.start_once,
+        dead_letters=dlq,
+        clock=lambda: now,
+    )
+    return router, bucket, executions, dlq
+
+
+def classic(*keys: str) -> str:
+    return json.dumps(
+        {
+            "Records": [
+                {"eventName": "ObjectCreated:Put", "s3": {"bucket": {"name": "b"}, "object": {"key": k}}} for k in keys
+            ]
+        }
+    )
+
+
+def test_given_shard_events_then_they_are_filtered_without_listing_the_bucket() -> None:
+    router, bucket, executions, _ = make(T0)
+    results = router.route(classic(*(f"{ROOT}/actor/dcp_checkpoint/__{r}_0.distcp" for r in range(50))))
+    assert {r.outcome for r in results} == {Outcome.FILTERED} and bucket.listings == 0 and not executions.started
+
+
+def test_given_a_complete_checkpoint_then_one_start_and_duplicates_say_so() -> None:
+    router, bucket, executions, _ = make(T0 + timedelta(seconds=61))
+    bucket.put_checkpoint(f"s3://b/{ROOT}", fsdp_objects(4))
+    body = classic(f"{ROOT}/actor/model_state_dict/full_weights.pt")
+
+    outcomes = [router.route(body)[0].outcome for _ in range(3)]
+
+    assert outcomes == [Outcome.STARTED, Outcome.DUPLICATE, Outcome.DUPLICATE]
+    [request] = executions.started.values()
+    assert request.checkpoint.uri == f"s3://b/{ROOT}" and request.checkpoint.global_step == 10
+
+
+def test_given_one_bad_key_among_records_then_it_is_dead_lettered_and_the_others_still_route() -> None:
+    router, bucket, _, dlq = make(T0 + timedelta(seconds=61))
+    bucket.put_checkpoint(f"s3://b/{ROOT}", fsdp_objects(4))
+    body = classic("runs/../etc/passwd", f"{ROOT}/actor/model_state_dict/full_weights.pt")
+
+    results = router.route(body)
+
+    assert [r.outcome for r in results] == [Outcome.DEAD_LETTERED, Outcome.STARTED]
+    assert dlq.letters == [
+        (body, "object key 'runs/../etc/passwd' contains a '.' or '..' path segment (path traversal)")
+    ]
+
+
+def test_given_an_incomplete_checkpoint_then_it_is_deferred_until_max_age_then_dead_lettered() -> None:
+    first_seen = T0
+    young, bucket, _, dlq = make(T0 + timedelta(hours=1), max_age_s=7200)
+    bucket.put_checkpoint(f"s3://b/{ROOT}", fsdp_objects(4)[:-2])  # no weights, no metadata
+    body = classic(f"{ROOT}/actor/model_state_dict/full_weights.pt")
+
+    [deferred] = young.route(body, first_seen=first_seen)
+    old, old_bucket, _, old_dlq = make(T0 + timedelta(hours=3), max_age_s=7200)
+    old_bucket.roots = bucket.roots
+    [dead] = old.route(body, first_seen=first_seen)
+
+    assert deferred.outcome is Outcome.DEFERRED and not deferred.waiting_for_quiet and not dlq.letters
+    assert dead.outcome is Outcome.DEAD_LETTERED
+    assert "still incomplete 10800s after its event (max_age_s=7200)" in old_dlq.letters[0][1]
+    assert "missing actor/dcp_checkpoint/.metadata, actor/model_state_dict/full_weights.pt" in old_dlq.letters[0][1]
