@@ -39,10 +39,24 @@ def run(args: argparse.Namespace) -> int:
     checkpoint = materialize_checkpoint(args.checkpoint, args.cache_dir) if args.checkpoint else None
     policy = load_policy(args.policy, checkpoint)
     server = PolicyServer(policy, args.host, args.port, name=args.policy)
+    _stop_on_sigterm(server)
     # Printed (not only logged) so scripts and tests can read the bound port when --port 0.
     print(f"serving {args.policy} at {server.url}", flush=True)
     try:
         server.serve_forever()
     finally:
         policy.close()
+    print("policy server stopped", flush=True)
     return 0
+
+
+def _stop_on_sigterm(server: Any) -> None:
+    """Kubernetes stops pods with SIGTERM: close connections cleanly and exit 0 instead of dying mid-reply."""
+    import signal
+    import threading
+
+    def stop(signum: int, frame: Any) -> None:
+        # shutdown() waits for serve_forever() to return, which runs in this (main) thread: call it from another.
+        threading.Thread(target=server.shutdown, name="policy-server-stop", daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)

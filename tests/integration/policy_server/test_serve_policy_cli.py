@@ -42,6 +42,7 @@ def test_given_cli_serving_demo_checkpoint_then_client_gets_the_checkpoints_acti
         proc.terminate()
         output, _ = proc.communicate(timeout=30)
     assert f"serving builtin:demo at ws://127.0.0.1:{port}" in output
+    assert proc.returncode == 0 and "policy server stopped" in output  # SIGTERM is a clean stop
 
 
 def test_given_missing_checkpoint_then_cli_exits_2_naming_it(tmp_path: Path) -> None:
