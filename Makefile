@@ -8,7 +8,7 @@ STAMP := $(VENV)/.setup-stamp
 EXTRAS ?= all,dev
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint typecheck unit bench schemas clean help
+.PHONY: setup demo test lint typecheck unit bench schemas clean help browser
 
 help:
 	@echo "make demo   - set up, then evaluate a demo checkpoint end to end on the embedded default"
@@ -40,7 +40,11 @@ typecheck: setup
 schemas: setup
 	$(PY) -m rlinf_bench.cli.main schemas --check
 
-test: setup lint typecheck schemas
+# Headless Chromium for the HTML report test (Debian package; needs root). Skipped when already there.
+browser:
+	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+test: setup lint typecheck schemas browser
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 unit: setup
@@ -51,3 +55,13 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info
+
+# `sam build` runs this for CheckpointRouterFunction (Metadata: BuildMethod: makefile): Lambda's
+# python3.12 wheels are fetched for the target platform, so no local python3.12 is needed.
+build-CheckpointRouterFunction:
+	$(PYTHON) -m pip install --quiet --target "$(ARTIFACTS_DIR)" --platform manylinux2014_x86_64 \
+	  --platform manylinux_2_28_x86_64 --implementation cp --python-version 3.12 --only-binary=:all: \
+	  --no-compile -r functions/checkpoint_router/requirements.txt
+	cp functions/checkpoint_router/app.py "$(ARTIFACTS_DIR)/"
+	cp -r rlinf_bench "$(ARTIFACTS_DIR)/"
+	find "$(ARTIFACTS_DIR)/rlinf_bench" -name __pycache__ -prune -exec rm -rf {} +

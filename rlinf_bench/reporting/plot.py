@@ -68,11 +68,11 @@ def sr_vs_step_png(
                 ax.axhline(b.values[suite], color=color, linestyle=LINESTYLES[j % len(LINESTYLES)], linewidth=1)
                 ax.annotate(
                     f"{b.name} {b.values[suite]:g}",
-                    xy=(1.0, b.values[suite]),
+                    xy=(0.01, b.values[suite]),
                     xycoords=("axes fraction", "data"),
                     fontsize=7,
                     color=color,
-                    ha="right",
+                    ha="left",
                     va="bottom",
                 )
         ax.set_xlabel("global step")
