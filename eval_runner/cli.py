@@ -152,9 +152,12 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
     )
     # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     out = eval_run.output_uri or default_output(eval_run)
-    result = evaluate(eval_run, out_path=out, settings=settings, command=sys.argv)
+    try:
+        result = evaluate(eval_run, out_path=out, settings=settings, command=sys.argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(format_table(result))
     print(f"result: {out}")
     return 0

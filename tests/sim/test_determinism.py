@@ -1,0 +1,63 @@
+"""Same seed and a deterministic policy give identical episodes, whatever the number of workers."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from eval_runner.loop import evaluate
+from eval_runner.policies.base import Policy
+from eval_runner.policies.registry import load_policy
+from rlinf_bench.contracts import RunResult
+from rlinf_bench.demo_checkpoint import write_demo_checkpoint
+from tests.sim.helpers import make_run, settings
+
+pytestmark = pytest.mark.sim
+
+
+class Recording(Policy):
+    """Wraps a policy and keeps every observation row it was given, per episode."""
+
+    def __init__(self, inner: Policy) -> None:
+        self.inner = inner
+        self.obs_spec = inner.obs_spec
+        self.seen: dict[str, list[np.ndarray]] = defaultdict(list)
+
+    def act(self, obs: dict[str, Any]) -> Any:
+        for i, episode_id in enumerate(obs["episode_id"]):
+            self.seen[episode_id].append(np.concatenate([obs[k][i] for k in self.obs_spec.proprio]))
+        return self.inner.act(obs)
+
+    def reset(self, episode_ids: list[str]) -> None:
+        self.inner.reset(episode_ids)
+
+
+def _episodes(result: RunResult) -> list[tuple[int, int, int, bool, int]]:
+    return [(t.task_id, e.init_state, e.seed, e.success, e.steps) for t in result.tasks for e in t.episodes]
+
+
+def test_given_the_same_seed_when_run_with_one_or_two_workers_then_episodes_and_trajectories_are_identical(
+    tmp_path: Path, libero_cache: Path
+) -> None:
+    ref = write_demo_checkpoint(tmp_path / "ckpt")
+    run = make_run(checkpoint=ref, policy="builtin:demo", trials=2, max_steps=12)
+    a = Recording(load_policy("builtin:demo", Path(ref.uri)))
+    b = Recording(load_policy("builtin:demo", Path(ref.uri)))
+
+    result_a = evaluate(
+        run.model_copy(update={"workers": 2}), out_path=tmp_path / "a.json", policy=a, settings=settings(libero_cache)
+    )
+    result_b = evaluate(run, out_path=tmp_path / "b.json", policy=b, settings=settings(libero_cache))
+
+    assert _episodes(result_a) == _episodes(result_b)
+    assert set(a.seen) == set(b.seen) == {"t0-s0-a0", "t0-s1-a0"}
+    for episode_id in a.seen:
+        assert np.array_equal(np.stack(a.seen[episode_id]), np.stack(b.seen[episode_id])), episode_id
+    # Non-trivial: the demo policy really moves the arm, and two initial states give different trajectories.
+    first = np.stack(a.seen["t0-s0-a0"])
+    assert not np.allclose(first[0], first[-1])
+    assert not np.array_equal(first, np.stack(a.seen["t0-s1-a0"]))
