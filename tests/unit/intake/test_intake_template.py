@@ -1,0 +1,61 @@
+"""template.yaml's intake part agrees with the code (rule filter = layouts' last files) and lints clean."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from rlinf_bench.intake.local import last_file_patterns
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+class CfnLoader(yaml.SafeLoader):
+    """Reads CloudFormation short-form tags (!Ref, !GetAtt...) as plain values."""
+
+
+def _any_tag(loader: yaml.Loader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return {suffix: loader.construct_scalar(node)}
+    if isinstance(node, yaml.SequenceNode):
+        return {suffix: loader.construct_sequence(node)}
+    return {suffix: loader.construct_mapping(node)}  # type: ignore[arg-type]
+
+
+CfnLoader.add_multi_constructor("!", _any_tag)
+
+
+@pytest.fixture(scope="module")
+def resources() -> dict[str, Any]:
+    template = yaml.load((REPO / "template.yaml").read_text(), Loader=CfnLoader)
+    return dict(template["Resources"])
+
+
+def test_given_the_rule_then_it_forwards_exactly_the_layouts_last_files(resources: dict[str, Any]) -> None:
+    pattern = resources["CheckpointCreatedRule"]["Properties"]["EventPattern"]
+    assert pattern["detail-type"] == ["Object Created"]
+    assert pattern["detail"]["object"]["key"] == last_file_patterns()
+
+
+def test_given_the_queue_and_function_then_failures_are_partial_and_dead_letters_are_kept(
+    resources: dict[str, Any],
+) -> None:
+    queue = resources["IntakeQueue"]["Properties"]
+    event = resources["CheckpointRouterFunction"]["Properties"]["Events"]["IntakeQueue"]["Properties"]
+    env = resources["CheckpointRouterFunction"]["Properties"]["Environment"]["Variables"]
+    assert event["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert queue["RedrivePolicy"]["maxReceiveCount"] * queue["VisibilityTimeout"] > 21600  # outlives MaxAgeSeconds
+    assert {"STATE_MACHINE_ARN", "IDEMPOTENCY_TABLE", "DEAD_LETTER_QUEUE_URL"} <= set(env)
+    bucket = resources["CheckpointBucket"]["Properties"]
+    assert bucket["NotificationConfiguration"]["EventBridgeConfiguration"]["EventBridgeEnabled"] is True
+
+
+@pytest.mark.skipif(shutil.which("cfn-lint") is None, reason="cfn-lint is not installed (pip install cfn-lint)")
+def test_given_the_template_then_cfn_lint_passes() -> None:
+    out = subprocess.run(["cfn-lint", "template.yaml"], cwd=REPO, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
