@@ -68,7 +68,8 @@ class PowerResult:
     replicates: int
     drop: float
     paired_detection: float
-    unpaired_detection: float
+    unpaired_detection: float  # two-proportion test with design effects (what verdicts use without pairing)
+    naive_detection: float  # two-proportion test treating every episode as independent (for comparison only)
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -88,7 +89,7 @@ def power_of_drop(
     """How often a true ``drop`` between two checkpoints on the same states is called "below"."""
     rng = np.random.default_rng(seed)
     a, b = _beta_params(mean, concentration)
-    paired_hits = unpaired_hits = 0
+    paired_hits = unpaired_hits = naive_hits = 0
     for _ in range(replicates):
         p_prev = rng.beta(a, b, size=clusters)
         # The same states get uniformly a bit harder: the drop is spread in proportion to each state's rate.
@@ -102,4 +103,6 @@ def power_of_drop(
         d_prev = clustered_interval(list(s_prev), [runs] * clusters).design_effect
         tp = two_proportion_test(int(s_cur.sum()), n, d_cur, int(s_prev.sum()), n, d_prev, 0.0)
         unpaired_hits += tp.p_below < alpha
-    return PowerResult(replicates, drop, paired_hits / replicates, unpaired_hits / replicates)
+        naive = two_proportion_test(int(s_cur.sum()), n, 1.0, int(s_prev.sum()), n, 1.0, 0.0)
+        naive_hits += naive.p_below < alpha
+    return PowerResult(replicates, drop, paired_hits / replicates, unpaired_hits / replicates, naive_hits / replicates)
