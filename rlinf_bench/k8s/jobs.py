@@ -30,6 +30,8 @@ __all__ = [
 ]
 
 PROBES = ("gpu", "nccl", "storage", "checkpoint_io", "throughput")
+# Probes that measure the shared file system by writing to it: they get the FSx volume read-write.
+WRITING_PROBES = frozenset({"storage", "checkpoint_io"})
 LABEL_PREFIX = "rlinf-bench"
 REQUEST_ID_ANNOTATION = f"{LABEL_PREFIX}/request-id"
 CHECKPOINT_ANNOTATION = f"{LABEL_PREFIX}/checkpoint-uri"
@@ -116,8 +118,9 @@ def _env(request: EvalRequest, name: str, extra_env: Mapping[str, str] | None) -
     env = dict(BASE_ENV)
     env["RLINF_BENCH_REQUEST_ID"] = request.request_id
     env["RLINF_BENCH_JOB_NAME"] = name
-    env.update(request.kubernetes.env)
-    env.update(extra_env or {})
+    # Escaped like argv: Kubernetes expands $(VAR) in env values too, and these values are not ours.
+    env.update({k: escape_var_refs(v) for k, v in request.kubernetes.env.items()})
+    env.update({k: escape_var_refs(v) for k, v in (extra_env or {}).items()})
     return env
 
 
@@ -152,6 +155,12 @@ def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str) -> list[st
         tail += ["--out", escape_var_refs(out)]
     tail += [escape_var_refs(a) for a in probe.args]
     if probe.name == "nccl" and probe.nodes > 1:
+        # Fail (not measure a partial world) when a node never joins.
+        world = probe.nodes * max(probe.gpus_per_node, 1)
+        if not any(a.startswith("--expected-world-size") for a in probe.args):
+            tail += [f"--expected-world-size={world}"]
+        if not any(a.startswith("--nodes") for a in probe.args):
+            tail += [f"--nodes={probe.nodes}"]
         # Static rendezvous: rank 0 (index 0 of the Indexed Job) hosts the store at a stable DNS name.
         # $(JOB_COMPLETION_INDEX) is expanded by Kubernetes from the env var the Job controller sets.
         return [
@@ -193,6 +202,7 @@ def probe_job(request: EvalRequest, probe: ProbeSpec, *, extra_env: Mapping[str,
         container_name="probe",
         completions=probe.nodes,
         headless_service=probe.nodes > 1,
+        checkpoint_read_only=probe.name not in WRITING_PROBES,
     )
     return JobBundle(kind="probe", name=name, namespace=spec.namespace, job=spec.build(), service=spec.build_service())
 

@@ -110,6 +110,7 @@ class JobSpec:
     container_name: Literal["eval", "probe"] = "eval"
     completions: int = 1
     headless_service: bool = False
+    checkpoint_read_only: bool = True
 
     def __post_init__(self) -> None:
         validate_dns1123_label(self.name, field="job name")
@@ -160,15 +161,17 @@ class JobSpec:
         mounts = [k8s.V1VolumeMount(name="dshm", mount_path="/dev/shm")]
         if s.checkpoint_pvc:
             # Read-only twice (claim and mount): an evaluation must never be able to alter a checkpoint.
+            # Only the storage and checkpoint_io probes write (they measure the file system by writing to it).
+            ro = self.checkpoint_read_only
             volumes.append(
                 k8s.V1Volume(
                     name="checkpoints",
                     persistent_volume_claim=k8s.V1PersistentVolumeClaimVolumeSource(
-                        claim_name=s.checkpoint_pvc, read_only=True
+                        claim_name=s.checkpoint_pvc, read_only=ro
                     ),
                 )
             )
-            mounts.append(k8s.V1VolumeMount(name="checkpoints", mount_path=s.checkpoint_mount_path, read_only=True))
+            mounts.append(k8s.V1VolumeMount(name="checkpoints", mount_path=s.checkpoint_mount_path, read_only=ro))
         if s.results_pvc:
             results = k8s.V1Volume(
                 name="results",

@@ -80,9 +80,11 @@ def validate_label_value(value: str, *, field: str) -> str:
 
 def validate_label_key(key: str, *, field: str) -> str:
     """Return ``key`` if it is a valid label key (``[prefix/]name``); else raise."""
-    prefix, _, name = key.rpartition("/")
+    prefix, slash, name = key.partition("/")
+    if not slash:
+        prefix, name = "", key
     ok = bool(name) and len(name) <= MAX_NAME and bool(_LABEL_NAME.match(name))
-    if prefix:
+    if slash:
         ok = ok and len(prefix) <= MAX_SUBDOMAIN and bool(_DNS1123_SUBDOMAIN.match(prefix))
     if not ok:
         raise JobSpecError(
