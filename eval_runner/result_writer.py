@@ -33,7 +33,7 @@ class ResultWriter:
         self.is_s3 = out.startswith("s3://")
         self._client = s3_client
         self._min_interval_s = min_interval_s if self.is_s3 else 0.0
-        self._last_write = 0.0
+        self._last_write: float | None = None  # monotonic time of the last write
         if self.is_s3:
             self.bucket, self.key = split_s3_uri(out)
         else:
@@ -52,7 +52,7 @@ class ResultWriter:
     def write(self, result: RunResult, *, final: bool = False) -> bool:
         """Write ``result`` unless a throttled (non-final) S3 write came too soon; returns whether it wrote."""
         now = time.monotonic()
-        if not final and now - self._last_write < self._min_interval_s:
+        if not final and self._last_write is not None and now - self._last_write < self._min_interval_s:
             return False
         if self.is_s3:
             self.client.put_object(
