@@ -14,6 +14,7 @@ Decisions, cheapest first:
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,6 +30,9 @@ from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.events import ObjectCreated, parse_body
 
 log = logging.getLogger("rlinf_bench.intake")
+
+#: Checkpoints this router instance (one Lambda container) has seen started, newest last.
+STARTED_MEMORY = 1024
 
 #: Starts the execution for a complete checkpoint at most once; returns StartResult.to_dict()
 #: (plus ``"replayed": True`` when an idempotency layer answered from its store).
@@ -97,6 +101,7 @@ class Router:
         self._dead_letters = dead_letters
         self._clock = clock
         self._observer = observer
+        self._started: OrderedDict[str, tuple[CheckpointRef, str]] = OrderedDict()
 
     def route(self, body: str, *, first_seen: datetime | None = None) -> list[RecordResult]:
         """Decide on every object event in one message body. Never raises for bad input."""
@@ -117,6 +122,10 @@ class Router:
             return self._emit(RecordResult(Outcome.IGNORED, match.reason, key=event.key))
         if not match.is_trigger:
             return self._emit(RecordResult(Outcome.FILTERED, "not a layout's last file", key=event.key))
+        if match.root_uri in self._started:
+            # A duplicate delivery in this container: skip the listing (the idempotency store would agree).
+            ref, name = self._started[match.root_uri]
+            return self._emit(RecordResult(Outcome.DUPLICATE, "execution already started", event.key, ref, name))
         verdict = check_completeness(
             match.root_uri,
             self._lister,
@@ -145,10 +154,16 @@ class Router:
             )
         request = self.config.request_for(ref)
         started = self._start_once(ref, request)
+        self._remember(match.root_uri, ref, str(started["name"]))
         duplicate = bool(started.get("already_started") or started.get("replayed"))
         outcome = Outcome.DUPLICATE if duplicate else Outcome.STARTED
         reason = "execution already started" if duplicate else f"started ({verdict.reason})"
         return self._emit(RecordResult(outcome, reason, event.key, ref, execution_name=str(started["name"])))
+
+    def _remember(self, root_uri: str, ref: CheckpointRef, name: str) -> None:
+        self._started[root_uri] = (ref, name)
+        if len(self._started) > STARTED_MEMORY:
+            self._started.popitem(last=False)
 
     def _dead(self, body: str, reason: str, *, key: str = "", checkpoint: CheckpointRef | None = None) -> RecordResult:
         self._dead_letters.send(body, reason)

@@ -86,6 +86,7 @@ def test_given_a_complete_checkpoint_then_one_start_and_duplicates_say_so() -> N
     outcomes = [router.route(body)[0].outcome for _ in range(3)]
 
     assert outcomes == [Outcome.STARTED, Outcome.DUPLICATE, Outcome.DUPLICATE]
+    assert bucket.listings == 1  # duplicates in the same container cost no listing
     [request] = executions.started.values()
     assert request.checkpoint.uri == f"s3://b/{ROOT}" and request.checkpoint.global_step == 10
 
