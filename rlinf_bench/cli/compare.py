@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import logging
+from typing import TYPE_CHECKING
+
+log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from rlinf_bench.contracts import CheckpointReport
+    from rlinf_bench.stats.verdicts import VerdictConfig
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,14 +41,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the one-sided tests (default 0.05)")
     p.add_argument("--json", action="store_true", help="print the CheckpointReport as JSON instead of tables")
     p.add_argument("--strict", action="store_true", help="exit 1 when any verdict is below or incomplete")
+    pub = p.add_argument_group("publishing (previous/best then come from MLflow)")
+    pub.add_argument("--publish", action="store_true", help="publish the report to MLflow (parent + child runs)")
+    pub.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
+    pub.add_argument("--experiment", default="RLinf", help="MLflow experiment (default: RLinf)")
+    pub.add_argument("--out", default=None, help="folder for the report files (default: ./reports/<request id>)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from rlinf_bench.baselines import get_baselines
-    from rlinf_bench.contracts import VerdictValue
     from rlinf_bench.errors import ConfigError, ResultsMismatchError
-    from rlinf_bench.reporting.markdown import checkpoint_markdown
     from rlinf_bench.stats.aggregate import aggregate_checkpoint, load_runs
     from rlinf_bench.stats.verdicts import VerdictConfig, apply_verdicts
 
@@ -51,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(f"--tolerance/--tolerance-previous/--alpha: {exc}") from exc
     baselines = get_baselines(args.baseline)  # unknown names fail before any file is read
+    if args.publish:
+        report = _publish(args, cfg)
+        return _finish(args, report)
     report = aggregate_checkpoint(load_runs(args.results), runs_expected=args.runs)
     previous = None
     if args.previous:
@@ -68,7 +82,47 @@ def run(args: argparse.Namespace) -> int:
                 "nothing to compare"
             )
     apply_verdicts(report, baselines, cfg=cfg, previous_report=previous)
+    return _finish(args, report)
+
+
+def _finish(args: argparse.Namespace, report: CheckpointReport) -> int:
+    from rlinf_bench.contracts import VerdictValue
+    from rlinf_bench.reporting.markdown import checkpoint_markdown
+
     print(report.to_json() if args.json else checkpoint_markdown(report))
     if args.strict and any(v.value in (VerdictValue.BELOW, VerdictValue.INCOMPLETE) for v in report.verdicts):
         return 1
     return 0
+
+
+def _publish(args: argparse.Namespace, cfg: VerdictConfig) -> CheckpointReport:
+    import os
+    from pathlib import Path
+
+    from rlinf_bench.errors import ConfigError
+    from rlinf_bench.stats.aggregate import load_runs
+
+    if args.previous:
+        raise ConfigError("--publish reads previous/best from MLflow: drop --previous")
+    uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+    if not uri:
+        raise ConfigError("--publish needs --tracking-uri URI (e.g. sqlite:///mlflow.db) or MLFLOW_TRACKING_URI")
+    runs = load_runs(args.results)
+    from mlflow.tracking import MlflowClient
+
+    from rlinf_bench.tracking import summarize_and_publish
+
+    out = Path(args.out or Path("reports") / (runs[0].result.request_id or "checkpoint"))
+    report = summarize_and_publish(
+        runs,
+        client=MlflowClient(uri),
+        out_dir=out,
+        runs_expected=args.runs,
+        baseline_names=args.baseline,
+        experiment=args.experiment,
+        cfg=cfg,
+    )
+    log.info(
+        "published: MLflow run %s in experiment %r; files in %s", report.links.get("mlflow_run"), args.experiment, out
+    )
+    return report

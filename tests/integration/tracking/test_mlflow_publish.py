@@ -156,3 +156,59 @@ def test_given_an_unreachable_server_then_bounded_retries_then_failure_with_the_
     assert "127.0.0.1:9" in str(err.value) and str(tmp_path / "checkpoint_report.json") in str(err.value)
     assert json.loads((tmp_path / "checkpoint_report.json").read_text())["suites"][0]["suite"] == "libero_spatial"
     assert (tmp_path / "sr_vs_step.png").stat().st_size > 1000
+
+
+def test_given_the_pipeline_call_then_previous_comes_from_mlflow_and_probes_are_metrics(
+    store: dict, tmp_path: Path
+) -> None:
+    from rlinf_bench.contracts import Measurement, ProbeResult, ProbeVerdict
+    from rlinf_bench.tracking import summarize_and_publish
+
+    rng = np.random.default_rng(9)
+    runs = heterogeneous_runs(rng, np.full((3, 20), 0.9), ckpt=checkpoint(400))
+    probe = ProbeResult(
+        probe="storage", values={"write_mb_s": Measurement(value=812.0, unit="MB/s")}, verdict=ProbeVerdict.PASS
+    )
+    report = summarize_and_publish(
+        [SourcedRun(f"r{r.run_index}", r) for r in runs],
+        client=store["client"],
+        out_dir=tmp_path,
+        baseline_names=["libero/openvla-oft-sft"],
+        probes=[probe],
+    )
+    previous = next(v for v in report.verdicts if v.kind == "previous")
+    assert previous.reference_label == "global_step 300" and previous.paired
+    run = store["client"].get_run(report.links["mlflow_run"])
+    assert run.data.metrics["infra/storage/write_mb_s"] == 812.0
+    assert (tmp_path / "checkpoint_report.json").exists()
+
+
+def test_given_compare_publish_on_the_cli_then_the_run_is_in_mlflow(
+    store: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rlinf_bench.cli.main import main
+
+    rng = np.random.default_rng(10)
+    paths = [
+        str(r.save(tmp_path / f"r{r.run_index}.json"))
+        for r in heterogeneous_runs(rng, np.full((3, 20), 0.9), ckpt=checkpoint(500))
+    ]
+    uri = store["client"].tracking_uri
+    rc = main(
+        [
+            "compare",
+            *paths,
+            "--baseline",
+            "libero/openvla-oft-rlinf",
+            "--publish",
+            "--tracking-uri",
+            uri,
+            "--out",
+            str(tmp_path / "out"),
+            "--json",
+        ]
+    )
+    assert rc == 0
+    report = CheckpointReport.from_json(capsys.readouterr().out)
+    assert store["client"].get_run(report.links["mlflow_run"]).data.params["global_step"] == "500"
+    assert (tmp_path / "out" / "report.md").exists()
