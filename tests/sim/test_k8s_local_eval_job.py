@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from rlinf_bench.contracts import CheckpointRef, EvalRequest, JobSettings, Resources, RunResult, SuiteSelection
+from rlinf_bench.contracts import (
+    CheckpointRef,
+    EvalRequest,
+    JobSettings,
+    Resources,
+    RunResult,
+    RunStatus,
+    SuiteSelection,
+)
 from rlinf_bench.k8s.jobs import jobs_for_request
 from rlinf_bench.k8s.local_executor import LocalExecutor
 from rlinf_bench.k8s.submitter import JobState
@@ -47,6 +55,8 @@ def test_given_a_tiny_eval_request_when_its_job_runs_locally_then_it_succeeds_wi
     run = request.expand()[0]
     assert run.output_uri is not None
     result = RunResult.load(run.output_uri)
+    assert result.status == RunStatus.COMPLETE
+    assert result.request_id == request.request_id
     assert result.suite == "libero_spatial"
     assert [t.trials for t in result.tasks] == [1]
     assert result.policy == "builtin:zero"
