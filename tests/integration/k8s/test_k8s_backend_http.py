@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import botocore.auth
 import botocore.session
 import pytest
+import yaml
 from kubernetes import client as k8s
 
 from rlinf_bench.contracts import EvalRequest
-from rlinf_bench.errors import ClusterUnreachableError, JobNotFoundError, KubernetesError
-from rlinf_bench.k8s.client import ApiCaller, RetryPolicy, api_client_for_endpoint, api_client_for_url
+from rlinf_bench.errors import ClusterUnreachableError, ConfigError, JobNotFoundError, KubernetesError
+from rlinf_bench.k8s.client import (
+    ApiCaller,
+    RetryPolicy,
+    api_client_for_endpoint,
+    api_client_for_url,
+    api_client_from_kubeconfig,
+)
 from rlinf_bench.k8s.eks_auth import ClusterEndpoint, EksTokenProvider
 from rlinf_bench.k8s.jobs import jobs_for_request
 from rlinf_bench.k8s.kubernetes_backend import KubernetesSubmitter
@@ -248,3 +257,36 @@ def test_given_an_empty_token_config_when_building_a_url_client_then_no_auth_hea
 
     with pytest.raises(KubernetesError, match="401"):
         caller.call("list jobs", k8s.BatchV1Api(caller.api_client).list_namespaced_job, "rlinf-eval")
+
+
+def test_given_a_kubeconfig_for_any_cluster_when_submitting_then_the_token_from_it_is_used(
+    fake: FakeApiServer, request_obj: EvalRequest, tmp_path: Path
+) -> None:
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "lab", "cluster": {"server": fake.url}}],
+                "users": [{"name": "me", "user": {"token": "kubeconfig-token"}}],
+                "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "me", "namespace": "rlinf-eval"}}],
+                "current-context": "lab",
+            }
+        )
+    )
+    evals, _ = _eval_and_probe(request_obj)
+
+    caller = api_client_from_kubeconfig(str(kubeconfig), context="lab")
+    KubernetesSubmitter(caller).submit(evals[0])
+
+    assert fake.cluster.requests[-1].token == "kubeconfig-token"
+    assert len(fake.cluster.objects["jobs"]) == 1
+
+
+def test_given_a_missing_kubeconfig_context_then_a_config_error(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\nusers: []\ncontexts: []\n")
+
+    with pytest.raises(ConfigError, match="cannot load kubeconfig"):
+        api_client_from_kubeconfig(str(kubeconfig), context="nope")
