@@ -64,3 +64,8 @@ def test_given_a_missing_file_or_no_client_then_the_error_says_how_to_fix_it(tmp
         load_intake_config(str(tmp_path / "nope.yaml"))
     with pytest.raises(ConfigError, match="no SSM client"):
         load_intake_config("ssm:/x")
+
+
+def test_given_the_example_config_then_it_loads_and_matches_the_defaults() -> None:
+    example = Path(__file__).resolve().parents[3] / "examples" / "intake-config.yaml"
+    assert load_intake_config(str(example)).request_for(REF) == IntakeConfig().request_for(REF)
