@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from rlinf_bench.contracts import CheckpointReport
+    from rlinf_bench.contracts import CheckpointReport, ProbeResult
     from rlinf_bench.stats.verdicts import VerdictConfig
 
 
@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--previous", nargs="+", default=[], metavar="RESULT.json", help="RunResult files of the previous checkpoint"
     )
+    p.add_argument(
+        "--probe", nargs="+", default=[], metavar="PROBE.json", help="ProbeResult files for the infrastructure checks"
+    )
     p.add_argument("--runs", type=int, default=3, help="runs expected per suite (default 3); fewer gives 'incomplete'")
     p.add_argument(
         "--tolerance", type=float, default=0.02, help="vs baselines, as a fraction (default 0.02 = 2 points)"
@@ -52,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from rlinf_bench.baselines import get_baselines
     from rlinf_bench.errors import ConfigError, ResultsMismatchError
+    from rlinf_bench.reporting.infra import infra_checks
     from rlinf_bench.stats.aggregate import aggregate_checkpoint, load_runs
     from rlinf_bench.stats.verdicts import VerdictConfig, apply_verdicts
 
@@ -81,8 +85,16 @@ def run(args: argparse.Namespace) -> int:
                 f"but the results ({', '.join(args.results)}) cover {sorted(s.suite for s in report.suites)}; "
                 "nothing to compare"
             )
+    report.probes = _load_probes(args.probe)
+    report.infra = infra_checks(report.probes)
     apply_verdicts(report, baselines, cfg=cfg, previous_report=previous)
     return _finish(args, report)
+
+
+def _load_probes(paths: list[str]) -> list[ProbeResult]:
+    from rlinf_bench.contracts import ProbeResult
+
+    return [ProbeResult.load(p) for p in paths]
 
 
 def _finish(args: argparse.Namespace, report: CheckpointReport) -> int:
@@ -120,6 +132,7 @@ def _publish(args: argparse.Namespace, cfg: VerdictConfig) -> CheckpointReport:
         runs_expected=args.runs,
         baseline_names=args.baseline,
         experiment=args.experiment,
+        probes=_load_probes(args.probe),
         cfg=cfg,
     )
     log.info(

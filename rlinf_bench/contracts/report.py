@@ -28,11 +28,6 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Interval(_Model):
-    low: float = Field(ge=0, le=1)
-    high: float = Field(ge=0, le=1)
-
-
 class RunSummary(_Model):
     """One evaluation run of a suite, as it entered (or was kept out of) the aggregate."""
 

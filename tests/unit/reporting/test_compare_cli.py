@@ -96,3 +96,23 @@ def test_given_a_failed_run_then_its_error_is_shown_and_verdicts_are_withheld(
     assert main(["compare", *results["current"][:2], path, "--baseline", "libero/openvla-oft-sft"]) == 0
     out = capsys.readouterr().out
     assert "◌ incomplete" in out and "run 2 failed" in out
+
+
+def test_given_probe_results_then_compare_lists_infra_checks(
+    tmp_path: Path, results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rlinf_bench.baselines import infra_target
+    from rlinf_bench.contracts import Measurement, ProbeResult, ProbeVerdict
+
+    probe = ProbeResult(
+        probe="gpu",
+        values={"util_update_pct": Measurement(value=81.0, unit="%")},
+        target=infra_target("gpu", "util_update_pct"),
+        verdict=ProbeVerdict.PASS,
+    )
+    path = str(probe.save(tmp_path / "gpu.json"))
+    assert main(["compare", *results["current"], "--probe", path, "--json"]) == 0
+    report = CheckpointReport.from_json(capsys.readouterr().out)
+    assert [(c.probe, c.metric, c.value, c.target, c.verdict) for c in report.infra] == [
+        ("gpu", "util_update_pct", 81.0, 70.0, "pass")
+    ]

@@ -117,3 +117,11 @@ def test_given_a_regression_and_a_failing_probe_then_checklist_fails_with_eviden
 def test_given_extreme_rates_then_every_renderer_copes(rate: float) -> None:
     report = report_at(100, rate)
     assert checkpoint_markdown(report) and email_text(report) and slack_payload(report)["blocks"]
+
+
+def test_given_no_checkpoints_yet_then_the_site_still_renders(tmp_path) -> None:
+    from rlinf_bench.reporting.site import write_site
+
+    files = write_site([], tmp_path, baselines=BASELINES, title="empty")
+    assert "0 checkpoint(s)" in files.html.read_text()
+    assert files.plot.read_bytes()[:4] == b"\x89PNG"

@@ -110,3 +110,10 @@ def test_given_two_suites_then_the_checkpoint_rate_is_their_average_and_round_tr
     assert report.global_step == 100 and report.complete
     again = CheckpointReport.from_json(report.to_json())
     assert again == report
+
+
+def test_given_runs_over_different_task_lists_then_an_error_names_the_field() -> None:
+    a = make_run({0: [1, 0], 1: [1, 1]})
+    b = make_run({0: [1, 0]}, run_index=1)
+    with pytest.raises(ResultsMismatchError, match="field tasks"):
+        aggregate_suite(sourced([a, b]), 3)
