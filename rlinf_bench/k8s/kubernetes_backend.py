@@ -49,7 +49,8 @@ class KubernetesSubmitter:
                 raise _api_error(f"create Job {ns}/{bundle.name}", exc) from exc
             log.info("Job %s/%s already exists: treating the re-submission as done", ns, bundle.name)
             created = False
-            job = self._call(f"read Job {ns}/{bundle.name}", self._batch.read_namespaced_job, bundle.name, ns)
+            if bundle.service is not None:  # the Service's ownerReference needs the existing Job's uid
+                job = self._call(f"read Job {ns}/{bundle.name}", self._batch.read_namespaced_job, bundle.name, ns)
         if bundle.service is not None:
             try:
                 self._create_owned_service(bundle.service, job)
