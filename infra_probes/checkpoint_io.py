@@ -152,15 +152,18 @@ def _state_dict(torch: Any, settings: CheckpointSettings) -> dict[str, Any]:
             raise ProbeUnavailableError(f"--device {settings.device} asked for, but torch sees no CUDA device")
     except RuntimeError as exc:
         raise ConfigError(f"--device {settings.device!r} is not a torch device; use cpu or cuda[:N]") from exc
-    gen = torch.Generator(device=device).manual_seed(0)
+    # Random bits are generated on a GPU when one is there (seconds instead of minutes for 15 GB).
+    gen_device = torch.device("cuda") if torch.cuda.is_available() else device
+    gen = torch.Generator(device=gen_device).manual_seed(0)
     state: dict[str, Any] = {}
     left = settings.params
     index = 0
     while left > 0:
         n = min(settings.tensor_params, left)
         # Random int16 bit patterns viewed as bf16/fp16 are incompressible and cost no float math.
-        raw = torch.randint(-(2**15), 2**15, (n,), dtype=torch.int16, generator=gen, device=device)
-        state[f"layers.{index}.weight"] = raw.view(dtype) if DTYPE_BYTES[settings.dtype] == 2 else raw.float()
+        raw = torch.randint(-(2**15), 2**15, (n,), dtype=torch.int16, generator=gen, device=gen_device)
+        tensor = raw.view(dtype) if DTYPE_BYTES[settings.dtype] == 2 else raw.float()
+        state[f"layers.{index}.weight"] = tensor.to(device)
         left -= n
         index += 1
     return state

@@ -136,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
         from infra_probes.nccl import is_reporting_rank
 
         if not is_reporting_rank():
+            # Rank 0 writes the result; another rank only makes its own failure visible in its log.
+            if result.verdict != ProbeVerdict.PASS:
+                print(summary(result), file=sys.stderr)
             return EXIT_CODES[result.verdict]
     try:
         emit(result, args)

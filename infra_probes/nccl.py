@@ -133,6 +133,8 @@ def measure(settings: NcclSettings) -> Outcome:
     """Run the sweep (joining a launched job, or spawning local ranks) and judge it at the verdict size."""
     if settings.nccl_tests or settings.nccl_tests_output:
         return _from_nccl_tests(settings)
+    # c10d logs every failed connect attempt with a C++ stack; the probe reports the failure itself.
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
     try:
         import torch
         import torch.distributed
