@@ -140,3 +140,18 @@ def test_given_a_multi_node_probe_then_the_local_executor_refuses_it_clearly(exe
 def test_given_no_slots_then_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(JobSpecError, match="at least 1 slot"):
         LocalExecutor(tmp_path, max_parallel=0)
+
+
+def test_given_a_command_ignoring_sigterm_past_its_deadline_then_it_is_sigkilled_after_the_grace_period(
+    tmp_path: Path,
+) -> None:
+    ex = LocalExecutor(tmp_path, grace_s=0.3)
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(120)"
+    try:
+        ex.submit(_bundle("stubborn", code, deadline_s=1))
+        status = ex.wait("stubborn", NS, timeout_s=60)
+    finally:
+        ex.shutdown()
+
+    assert status.state == JobState.FAILED
+    assert status.reason == "DeadlineExceeded"
