@@ -11,9 +11,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats
+from rlinf_bench.stats.distributions import norm_ppf, t_ppf
 
-Z95 = float(stats.norm.ppf(0.975))
+Z95 = norm_ppf(0.975)
 CLUSTERED_METHOD = "wilson-design-effect (clusters = task x initial state, t quantile with C-1 df)"
 
 
@@ -76,7 +76,7 @@ def clustered_interval(successes: Sequence[int], trials: Sequence[int], *, level
     rate = k / n
     binomial_var = rate * (1 - rate) / n
     deff = n / c if binomial_var == 0 else max(1.0, cluster_variance(successes, trials) / binomial_var)
-    q = float(stats.t.ppf(0.5 + level / 2, c - 1)) if c >= 2 else float(stats.norm.ppf(0.5 + level / 2))
+    q = t_ppf(0.5 + level / 2, c - 1) if c >= 2 else norm_ppf(0.5 + level / 2)
     n_eff = n / deff
     low, high = wilson(rate * n_eff, n_eff, z=q)
     return ClusteredEstimate(rate, k, n, c, deff, n_eff, q, low, high)

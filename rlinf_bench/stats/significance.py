@@ -9,11 +9,12 @@ A verdict is ``below`` when p_below < alpha, ``above`` when p_above < alpha, els
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from rlinf_bench.stats.distributions import chi2_sf, norm_cdf, t_cdf
 
 
 @dataclass(frozen=True)
@@ -27,15 +28,18 @@ class ComparisonOutcome:
     units: int
 
 
-def _t_or_norm(df: int) -> stats.rv_continuous:
-    return stats.t(df) if df >= 1 else stats.norm()
+Cdf = Callable[[float], float]
 
 
-def _one_sided(numerator: float, se: float, dist: stats.rv_continuous) -> tuple[float, float, float]:
+def _t_or_norm(df: int) -> Cdf:
+    return (lambda x: t_cdf(x, df)) if df >= 1 else norm_cdf
+
+
+def _one_sided(numerator: float, se: float, cdf: Cdf) -> tuple[float, float, float]:
     """(statistic, P(stat <= observed), P(stat >= observed)); a zero SE decides by the sign of numerator."""
     if se > 0:
         z = numerator / se
-        return z, float(dist.cdf(z)), float(dist.sf(z))
+        return z, cdf(z), cdf(-z)  # both reference distributions are symmetric
     if numerator > 0:
         return math.inf, 1.0, 0.0
     if numerator < 0:
@@ -97,8 +101,8 @@ def two_proportion_test(
     p1, p2 = k1 / n1, k2 / n2
     pooled = (k1 + k2) / (n1 + n2)
     se = math.sqrt(pooled * (1 - pooled) * (deff1 / n1 + deff2 / n2))
-    stat, p_below, _ = _one_sided(p1 - p2 + tolerance, se, stats.norm())
-    _, _, p_above = _one_sided(p1 - p2, se, stats.norm())
+    stat, p_below, _ = _one_sided(p1 - p2 + tolerance, se, norm_cdf)
+    _, _, p_above = _one_sided(p1 - p2, se, norm_cdf)
     return ComparisonOutcome("two-proportion z-test (design-effect adjusted)", stat, p_below, p_above, n1 + n2)
 
 
@@ -125,7 +129,7 @@ def cochran_q(outcomes: np.ndarray) -> HomogeneityOutcome:
     total = float(x.sum())
     denom = r * total - float((row**2).sum())
     q = 0.0 if denom == 0 else (r - 1) * (r * float((col**2).sum()) - total**2) / denom
-    return HomogeneityOutcome("Cochran's Q (runs x initial states)", q, r - 1, float(stats.chi2.sf(q, r - 1)))
+    return HomogeneityOutcome("Cochran's Q (runs x initial states)", q, r - 1, chi2_sf(q, r - 1))
 
 
 def chi2_homogeneity(successes: Sequence[int], trials: Sequence[int]) -> HomogeneityOutcome:
@@ -135,5 +139,7 @@ def chi2_homogeneity(successes: Sequence[int], trials: Sequence[int]) -> Homogen
     df = len(successes) - 1
     if table[:, 0].sum() == 0 or table[:, 1].sum() == 0:
         return HomogeneityOutcome("chi-square homogeneity (runs)", 0.0, df, 1.0)
-    res = stats.chi2_contingency(table, correction=False)
-    return HomogeneityOutcome("chi-square homogeneity (runs)", float(res.statistic), df, float(res.pvalue))
+    # Pearson's statistic: sum of (observed - expected)^2 / expected over the runs x {success, failure} table.
+    expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
+    stat = float(((table - expected) ** 2 / expected).sum())
+    return HomogeneityOutcome("chi-square homogeneity (runs)", stat, df, chi2_sf(stat, df))
