@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,3 +36,23 @@ def test_given_the_eval_image_then_egl_and_libero_are_configured_at_build_time()
     assert "10_nvidia.json" in text
     assert "configure_libero(" in text and "</dev/null" in text
     assert "LIBERO_CONFIG_PATH=" in text
+
+
+@pytest.mark.sim
+def test_given_the_eval_images_build_steps_then_they_run_against_the_current_code_without_a_prompt(
+    tmp_path: Path,
+) -> None:
+    # Run the Dockerfile's own `python -c "..."` steps (cache path redirected), stdin closed like
+    # `docker build`: LIBERO must configure itself and import without asking anything.
+    text = (DOCKER / "Dockerfile.eval").read_text()
+    steps = re.findall(r'python -c "([^"]+)"', text)
+    assert len(steps) == 2
+    cache = tmp_path / "cache"
+    env = {**os.environ, "RLINF_BENCH_CACHE": str(cache), "LIBERO_CONFIG_PATH": str(cache / "libero")}
+    for code in steps:
+        code = code.replace("/opt/rlinf-bench/cache", str(cache))
+        proc = subprocess.run(
+            [sys.executable, "-c", code], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (cache / "libero" / "config.yaml").exists()

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import kubernetes_validate
+import kubernetes_validate.utils
 import pytest
 import yaml
 
@@ -29,8 +30,9 @@ def _container(bundle: JobBundle) -> dict:  # type: ignore[type-arg]
     return job["spec"]["template"]["spec"]["containers"][0]
 
 
+@pytest.mark.parametrize("version", [K8S_SCHEMA_VERSION, kubernetes_validate.utils.latest_version()])
 def test_given_a_full_request_when_rendered_then_every_manifest_passes_the_official_openapi_schema(
-    request_obj: EvalRequest,
+    request_obj: EvalRequest, version: str
 ) -> None:
     bundles = jobs_for_request(request_obj)
 
@@ -38,7 +40,7 @@ def test_given_a_full_request_when_rendered_then_every_manifest_passes_the_offic
 
     assert len(bundles) == 2 * 3 + 5
     for m in manifests:
-        kubernetes_validate.validate(m, K8S_SCHEMA_VERSION, strict=True)
+        kubernetes_validate.validate(m, version, strict=True)
 
 
 def test_given_every_job_then_its_pods_meet_the_restricted_pod_security_profile(request_obj: EvalRequest) -> None:
