@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_EXPERIMENT = "RLinf"
+MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
 
 
 @dataclass(frozen=True)
@@ -179,12 +180,10 @@ class MlflowPublisher:
         run_name = f"{report.experiment or 'checkpoint'}/global_step_{step}"
         parent = self._call("create the parent run", self.client.create_run, exp_id, run_name=run_name)
         pid = parent.info.run_id
-        self._call(
-            "log the parent run",
-            self.client.log_batch,
+        self._log_chunked(
             pid,
             metrics=[Metric(k, v, now, step) for k, v in parent_metrics(report).items()],
-            params=[Param(k, v) for k, v in parent_params(report).items()],
+            params=[Param(k, v[:MAX_PARAM_CHARS]) for k, v in parent_params(report).items()],
             tags=[RunTag(k, v) for k, v in parent_tags(report).items()],
         )
         for s in report.suites:
@@ -198,6 +197,20 @@ class MlflowPublisher:
         status = "FINISHED" if report.complete else "FAILED"
         self._call("close the parent run", self.client.set_terminated, pid, status)
         return str(pid)
+
+    def _log_chunked(self, run_id: str, *, metrics: list[Any], params: list[Any], tags: list[Any]) -> None:
+        """log_batch in pieces: a request takes at most 1000 metrics, 100 params and 100 tags
+        (LIBERO-90 alone has 90 per-task metrics; per-task verdict tags add up)."""
+        while metrics or params or tags:
+            self._call(
+                "log the parent run",
+                self.client.log_batch,
+                run_id,
+                metrics=metrics[:1000],
+                params=params[:100],
+                tags=tags[:100],
+            )
+            metrics, params, tags = metrics[1000:], params[100:], tags[100:]
 
     def _child(
         self, exp_id: str, pid: str, report: CheckpointReport, s: SuiteReport, r: Any, step: int, now: int

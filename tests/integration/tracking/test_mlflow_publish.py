@@ -212,3 +212,20 @@ def test_given_compare_publish_on_the_cli_then_the_run_is_in_mlflow(
     report = CheckpointReport.from_json(capsys.readouterr().out)
     assert store["client"].get_run(report.links["mlflow_run"]).data.params["global_step"] == "500"
     assert (tmp_path / "out" / "report.md").exists()
+
+
+def test_given_more_values_than_one_request_takes_then_all_are_logged(store: dict) -> None:
+    from mlflow.entities import Metric, RunTag
+
+    from rlinf_bench.tracking import MlflowPublisher
+
+    client = store["client"]
+    publisher = MlflowPublisher(client)
+    exp_id = publisher.experiment_id()
+    run_id = client.create_run(exp_id, run_name="chunking").info.run_id
+    metrics = [Metric(f"success_rate/libero_90/task_{i}", i / 2500, 0, 0) for i in range(2500)]
+    tags = [RunTag(f"verdict/robotwin/t{i}", "within") for i in range(250)]
+    publisher._log_chunked(run_id, metrics=metrics, params=[], tags=tags)
+    data = client.get_run(run_id).data
+    assert len(data.metrics) == 2500 and sum(k.startswith("verdict/") for k in data.tags) == 250
+    client.delete_run(run_id)

@@ -116,3 +116,11 @@ def test_given_probe_results_then_compare_lists_infra_checks(
     assert [(c.probe, c.metric, c.value, c.target, c.verdict) for c in report.infra] == [
         ("gpu", "util_update_pct", 81.0, 70.0, "pass")
     ]
+
+
+def test_given_no_tracking_uri_then_report_says_how_to_give_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert main(["report", "--out", "x"]) == 2
+    assert "--tracking-uri" in capsys.readouterr().err
