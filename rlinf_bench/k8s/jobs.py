@@ -30,6 +30,11 @@ __all__ = [
 ]
 
 PROBES = ("gpu", "nccl", "storage", "checkpoint_io", "throughput")
+# Exit codes after which a retry cannot help, so the Job fails at once (podFailurePolicy FailJob):
+# eval_runner exits 2 for bad input or a failed run (it retries transient errors itself);
+# infra_probes exits 1 (verdict fail) and 3 (not_available) after writing its ProbeResult.
+EVAL_FAIL_FAST_EXIT_CODES = (2,)
+PROBE_FAIL_FAST_EXIT_CODES = (1, 3)
 # Probes that measure the shared file system by writing to it: they get the FSx volume read-write.
 WRITING_PROBES = frozenset({"storage", "checkpoint_io"})
 LABEL_PREFIX = "rlinf-bench"
@@ -144,6 +149,7 @@ def eval_job(request: EvalRequest, run: EvalRun, *, extra_env: Mapping[str, str]
         annotations=_annotations(request),
         env=_env(request, name, extra_env),
         container_name="eval",
+        fail_fast_exit_codes=EVAL_FAIL_FAST_EXIT_CODES,
     )
     return JobBundle(kind="eval", name=name, namespace=spec.namespace, job=spec.build())
 
@@ -203,6 +209,7 @@ def probe_job(request: EvalRequest, probe: ProbeSpec, *, extra_env: Mapping[str,
         completions=probe.nodes,
         headless_service=probe.nodes > 1,
         checkpoint_read_only=probe.name not in WRITING_PROBES,
+        fail_fast_exit_codes=PROBE_FAIL_FAST_EXIT_CODES,
     )
     return JobBundle(kind="probe", name=name, namespace=spec.namespace, job=spec.build(), service=spec.build_service())
 

@@ -111,6 +111,7 @@ class JobSpec:
     completions: int = 1
     headless_service: bool = False
     checkpoint_read_only: bool = True
+    fail_fast_exit_codes: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         validate_dns1123_label(self.name, field="job name")
@@ -145,6 +146,8 @@ class JobSpec:
                 raise JobSpecError(f"kubernetes.{what}={path!r} must be an absolute path other than / and /dev/shm")
         if self.completions < 1:
             raise JobSpecError(f"Job {self.name}: completions must be >= 1")
+        if any(code <= 0 or code > 255 for code in self.fail_fast_exit_codes):
+            raise JobSpecError(f"Job {self.name}: fail-fast exit codes must be in 1..255")
         if self.headless_service and self.completions < 2:
             raise JobSpecError(f"Job {self.name}: a rendezvous Service only makes sense for an Indexed Job")
 
@@ -231,6 +234,32 @@ class JobSpec:
             volumes=volumes,
         )
 
+    def _pod_failure_policy(self) -> k8s.V1PodFailurePolicy:
+        rules = [
+            # A node drained, preempted or evicted the pod: not the command's fault, so it does not
+            # count against backoffLimit (the replacement pod runs the same command).
+            k8s.V1PodFailurePolicyRule(
+                action="Ignore",
+                on_pod_conditions=[
+                    k8s.V1PodFailurePolicyOnPodConditionsPattern(type="DisruptionTarget", status="True")
+                ],
+            )
+        ]
+        if self.fail_fast_exit_codes:
+            # Exit codes that a retry cannot change (bad input, a measured verdict): fail now.
+            rules.insert(
+                0,
+                k8s.V1PodFailurePolicyRule(
+                    action="FailJob",
+                    on_exit_codes=k8s.V1PodFailurePolicyOnExitCodesRequirement(
+                        container_name=self.container_name,
+                        operator="In",
+                        values=sorted(set(self.fail_fast_exit_codes)),
+                    ),
+                ),
+            )
+        return k8s.V1PodFailurePolicy(rules=rules)
+
     def build(self) -> k8s.V1Job:
         """The ``batch/v1`` Job."""
         s = self.settings
@@ -251,6 +280,7 @@ class JobSpec:
                 completions=self.completions if self.indexed else None,
                 parallelism=self.completions if self.indexed else None,
                 completion_mode="Indexed" if self.indexed else None,
+                pod_failure_policy=self._pod_failure_policy(),
                 template=k8s.V1PodTemplateSpec(
                     metadata=k8s.V1ObjectMeta(labels=dict(self.labels), annotations=dict(self.annotations) or None),
                     spec=self.build_pod_spec(),

@@ -4,6 +4,8 @@ Same Job objects, same interface, same states and failure reasons as on a cluste
 
 * ``backoffLimit``: a failing command is retried that many times; then the Job fails with
   ``BackoffLimitExceeded`` and a message holding the exit code and the tail of the log.
+* ``podFailurePolicy``: an exit code matching a ``FailJob`` rule fails the Job at once
+  (``PodFailurePolicy``), without retries, as the Job controller does.
 * ``activeDeadlineSeconds``: counted from when the Job starts running here (the local queue is our own
   throttle, like pods waiting for a free GPU would be on a cluster); on expiry the process group gets
   SIGTERM, then SIGKILL after a grace period, and the Job fails with ``DeadlineExceeded``.
@@ -60,6 +62,20 @@ def _tail(path: Path, lines: int) -> str:
         return ""
     with path.open("r", errors="replace") as fh:
         return "".join(deque(fh, maxlen=lines)).rstrip("\n")
+
+
+def _fail_job_rule(bundle: JobBundle, code: int) -> int | None:
+    """Index of the podFailurePolicy FailJob rule that ``code`` matches, as the Job controller applies it."""
+    spec = bundle.job.spec
+    policy = spec.pod_failure_policy if spec else None
+    for i, rule in enumerate(policy.rules if policy else []):
+        req = rule.on_exit_codes
+        if rule.action != "FailJob" or req is None:
+            continue
+        hit = code in req.values
+        if (req.operator == "In" and hit) or (req.operator == "NotIn" and not hit):
+            return i
+    return None
 
 
 class LocalExecutor:
@@ -199,6 +215,16 @@ class LocalExecutor:
             with self._lock:
                 job.failed += 1
                 job.exit_code = code
+            rule = _fail_job_rule(job.bundle, code)
+            if rule is not None:
+                tail = _tail(job.log_path, MESSAGE_TAIL_LINES)[-MESSAGE_TAIL_CHARS:]
+                self._set(
+                    job,
+                    JobState.FAILED,
+                    reason=FailureReason.POD_FAILURE_POLICY,
+                    message=f"exit code {code} matching FailJob rule at index {rule}; last log lines:\n{tail}",
+                )
+                return
             if attempt + 1 < job.attempts_allowed:
                 self._set(job, JobState.PENDING)  # like a replacement pod waiting to start
         tail = _tail(job.log_path, MESSAGE_TAIL_LINES)[-MESSAGE_TAIL_CHARS:]

@@ -42,6 +42,7 @@ class FailureReason(StrEnum):
     EVICTED = "Evicted"
     DEADLINE_EXCEEDED = "DeadlineExceeded"
     BACKOFF_LIMIT_EXCEEDED = "BackoffLimitExceeded"
+    POD_FAILURE_POLICY = "PodFailurePolicy"  # an exit code that fails the Job at once (see exit_code)
     ERROR = "Error"
 
 

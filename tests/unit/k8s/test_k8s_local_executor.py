@@ -20,7 +20,13 @@ NS = "rlinf-eval"
 
 
 def _bundle(
-    name: str, code: str, *, deadline_s: int = 60, backoff_limit: int = 0, env: dict[str, str] | None = None
+    name: str,
+    code: str,
+    *,
+    deadline_s: int = 60,
+    backoff_limit: int = 0,
+    env: dict[str, str] | None = None,
+    fail_fast: tuple[int, ...] = (),
 ) -> JobBundle:
     spec = JobSpec(
         name=name,
@@ -31,6 +37,7 @@ def _bundle(
         settings=JobSettings(backoff_limit=backoff_limit),
         deadline_s=deadline_s,
         env=env or {},
+        fail_fast_exit_codes=fail_fast,
     )
     return JobBundle(kind="eval", name=name, namespace=NS, job=spec.build())
 
@@ -155,3 +162,17 @@ def test_given_a_command_ignoring_sigterm_past_its_deadline_then_it_is_sigkilled
 
     assert status.state == JobState.FAILED
     assert status.reason == "DeadlineExceeded"
+
+
+def test_given_an_exit_code_matching_a_failjob_rule_then_failed_at_once_without_retries(
+    executor: LocalExecutor,
+) -> None:
+    code = "import sys; print('bad --request: unknown suite', file=sys.stderr); sys.exit(2)"
+    executor.submit(_bundle("fail-fast", code, backoff_limit=3, fail_fast=(2,)))
+
+    status = executor.wait("fail-fast", NS, timeout_s=60)
+
+    assert status.state == JobState.FAILED
+    assert status.reason == "PodFailurePolicy"
+    assert status.failed == 1 and status.exit_code == 2
+    assert "unknown suite" in status.message

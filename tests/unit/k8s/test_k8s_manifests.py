@@ -111,6 +111,9 @@ def test_given_an_eval_job_then_it_carries_the_brief_scheduling_resources_volume
     assert labels["rlinf-bench/suite"] == "libero_10"
     assert labels["rlinf-bench/run"] == "0"
     assert job["spec"]["template"]["metadata"]["labels"] == labels
+    rules = job["spec"]["podFailurePolicy"]["rules"]
+    assert rules[0] == {"action": "FailJob", "onExitCodes": {"containerName": "eval", "operator": "In", "values": [2]}}
+    assert rules[1]["action"] == "Ignore" and rules[1]["onPodConditions"][0]["type"] == "DisruptionTarget"
 
 
 def test_given_an_eval_job_then_its_argv_carries_the_eval_run_json_as_one_element(request_obj: EvalRequest) -> None:

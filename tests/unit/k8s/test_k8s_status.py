@@ -102,6 +102,13 @@ CASES = [
         "ImagePullBackOff",
     ),
     ("first pull error", _job(active=1), [_pod("Pending", waiting="ErrImagePull")], JobState.PENDING, "ErrImagePull"),
+    (
+        "fail-fast exit code",
+        _job([{"type": "Failed", "reason": "PodFailurePolicy", "message": "exit code 2 matching FailJob rule"}]),
+        [_pod("Failed", terminated=("Error", 2))],
+        JobState.FAILED,
+        "PodFailurePolicy",
+    ),
     ("creating", _job(active=1), [_pod("Pending", waiting="ContainerCreating")], JobState.PENDING, None),
     (
         "failure target",
