@@ -41,6 +41,7 @@ class ClusteredEstimate:
     clusters: int
     design_effect: float
     effective_n: float
+    df: int | None  # degrees of freedom of the t quantile; None = normal (variance assumed, not estimated)
     quantile: float
     low: float
     high: float
@@ -63,8 +64,9 @@ def clustered_interval(successes: Sequence[int], trials: Sequence[int], *, level
     design effect = cluster-robust variance / binomial variance, floored at 1 so the result is never
     narrower than the pooled Wilson interval. At 0 % or 100 % the within-cluster correlation cannot be
     estimated, so the worst case is assumed (design effect = mean cluster size: each cluster counts
-    once). The quantile comes from Student's t with C - 1 degrees of freedom, which widens the
-    interval when there are few clusters (a smoke test with 2 tasks x 3 states).
+    once). When the design effect is estimated, the quantile comes from Student's t with C - 1
+    degrees of freedom, which widens the interval when there are few clusters (a smoke test with
+    2 tasks x 3 states); when it is assumed there is no estimation error to pay for, so it is normal.
     """
     if len(successes) != len(trials) or not trials:
         raise ValueError("clustered_interval needs one (successes, trials) pair per cluster, at least one")
@@ -75,8 +77,12 @@ def clustered_interval(successes: Sequence[int], trials: Sequence[int], *, level
         raise ValueError("clustered_interval needs at least one episode")
     rate = k / n
     binomial_var = rate * (1 - rate) / n
-    deff = n / c if binomial_var == 0 else max(1.0, cluster_variance(successes, trials) / binomial_var)
-    q = t_ppf(0.5 + level / 2, c - 1) if c >= 2 else norm_ppf(0.5 + level / 2)
+    if binomial_var == 0:
+        deff, df = n / c, None
+    else:
+        deff = max(1.0, cluster_variance(successes, trials) / binomial_var)
+        df = c - 1 if c >= 2 else None
+    q = t_ppf(0.5 + level / 2, df) if df is not None else norm_ppf(0.5 + level / 2)
     n_eff = n / deff
     low, high = wilson(rate * n_eff, n_eff, z=q)
-    return ClusteredEstimate(rate, k, n, c, deff, n_eff, q, low, high)
+    return ClusteredEstimate(rate, k, n, c, deff, n_eff, df, q, low, high)

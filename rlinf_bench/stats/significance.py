@@ -48,28 +48,28 @@ def _one_sided(numerator: float, se: float, cdf: Cdf) -> tuple[float, float, flo
 
 
 def compare_to_constant(
-    rate: float, effective_n: float, clusters: int, reference: float, tolerance: float
+    rate: float, effective_n: float, df: int | None, reference: float, tolerance: float, *, clusters: int = 0
 ) -> ComparisonOutcome:
     """Score test of a clustered success rate against a published (variance-free) number.
 
     The standard error is taken under the null (p0 (1 - p0) / n_eff), like the Wilson interval, so the
-    test and the interval agree and 0 % / 100 % need no special case. t with C - 1 df, as the interval.
+    test and the interval agree and 0 % / 100 % need no special case. ``df`` is the interval's: t with
+    C - 1 df when the design effect was estimated, normal (None) when it was assumed.
     A null of 0 or 1 is decided exactly: one failure disproves a 100 % rate.
     """
-    dist = _t_or_norm(clusters - 1)
+    cdf = _t_or_norm(df if df is not None else 0)
 
     def side(p0: float) -> tuple[float, float, float]:
         if p0 <= 0.0:
             return math.inf, 1.0, (0.0 if rate > 0 else 1.0)
         if p0 >= 1.0:
             return -math.inf, (0.0 if rate < 1 else 1.0), 1.0
-        return _one_sided(rate - p0, math.sqrt(p0 * (1 - p0) / effective_n), dist)
+        return _one_sided(rate - p0, math.sqrt(p0 * (1 - p0) / effective_n), cdf)
 
     stat, p_below, _ = side(reference - tolerance)
     _, _, p_above = side(reference)
-    return ComparisonOutcome(
-        "one-sided score test vs constant (clustered n_eff, t df=C-1)", stat, p_below, p_above, clusters
-    )
+    name = f"one-sided score test vs constant (clustered n_eff, {'t df=' + str(df) if df is not None else 'normal'})"
+    return ComparisonOutcome(name, stat, p_below, p_above, clusters)
 
 
 def paired_test(current: Sequence[float], reference: Sequence[float], tolerance: float) -> ComparisonOutcome:

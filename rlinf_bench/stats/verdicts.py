@@ -70,7 +70,7 @@ def _against_constant(
         return _incomplete(suite, **common)
     states = [s for s in suite.states if task_id is None or s.task_id == task_id]
     est = clustered_interval([s.successes for s in states], [s.trials for s in states])
-    out = compare_to_constant(est.rate, est.effective_n, est.clusters, ref, cfg.tolerance)
+    out = compare_to_constant(est.rate, est.effective_n, est.df, ref, cfg.tolerance, clusters=est.clusters)
     return Verdict(
         suite=suite.suite,
         value=_decide(out, cfg.alpha),

@@ -49,7 +49,7 @@ def test_given_design_effects_then_two_proportion_is_less_sure() -> None:
 
 
 def test_given_a_constant_then_the_score_test_uses_the_null_variance() -> None:
-    out = compare_to_constant(0.90, 100.0, 50, reference=0.95, tolerance=0.02)
+    out = compare_to_constant(0.90, 100.0, 49, reference=0.95, tolerance=0.02)
     p0 = 0.93
     z = (0.90 - p0) / math.sqrt(p0 * (1 - p0) / 100)
     assert out.statistic == pytest.approx(z)
@@ -57,9 +57,9 @@ def test_given_a_constant_then_the_score_test_uses_the_null_variance() -> None:
 
 
 def test_given_a_baseline_of_100_then_one_failure_is_decisive_only_with_zero_tolerance() -> None:
-    exact = compare_to_constant(0.99, 150.0, 50, reference=1.0, tolerance=0.0)
+    exact = compare_to_constant(0.99, 150.0, 49, reference=1.0, tolerance=0.0)
     assert exact.p_below == 0.0 and exact.p_above == 1.0
-    perfect = compare_to_constant(1.0, 50.0, 50, reference=1.0, tolerance=0.0)
+    perfect = compare_to_constant(1.0, 50.0, None, reference=1.0, tolerance=0.0)
     assert perfect.p_below == 1.0 and perfect.p_above == 1.0
 
 
@@ -89,3 +89,10 @@ def test_given_unpaired_runs_then_chi2_matches_scipy() -> None:
     out = chi2_homogeneity([40, 45, 25], [50, 50, 50])
     ref = stats.chi2_contingency([[40, 10], [45, 5], [25, 25]], correction=False)
     assert out.statistic == pytest.approx(ref.statistic) and out.p_value == pytest.approx(ref.pvalue)
+
+
+def test_given_an_assumed_design_effect_then_the_score_test_is_normal() -> None:
+    out = compare_to_constant(0.0, 2.0, None, reference=0.916, tolerance=0.02)
+    z = (0.0 - 0.896) / math.sqrt(0.896 * 0.104 / 2)
+    assert out.statistic == pytest.approx(z) and out.p_below == pytest.approx(stats.norm.cdf(z))
+    assert "normal" in out.test

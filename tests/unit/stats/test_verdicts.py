@@ -123,3 +123,10 @@ def test_given_history_then_previous_and_best_are_chosen_by_step_and_rate() -> N
     kinds = {v.kind: v for v in current.verdicts}
     assert kinds["previous"].reference_label == "global_step 200" and kinds["previous"].value == VerdictValue.WITHIN
     assert kinds["best"].reference_label == "global_step 100" and kinds["best"].value == VerdictValue.BELOW
+
+
+def test_given_a_smoke_budget_at_0_percent_then_below_the_paper() -> None:
+    # 1 task x 2 initial states x 3 runs, all failing (what the demo's toy policy produces).
+    runs = [make_run({0: [0, 0]}, run_index=i) for i in range(3)]
+    v = verdict(runs, get_baseline("libero/openvla-oft-sft"))
+    assert v.value == VerdictValue.BELOW and "normal" in v.test
