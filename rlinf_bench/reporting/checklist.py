@@ -8,6 +8,7 @@ from typing import Literal
 
 from rlinf_bench.contracts import CheckpointReport, ProbeResult, SuiteReport, VerdictValue
 from rlinf_bench.reporting.format import pct
+from rlinf_bench.reporting.infra import infra_checks
 
 Status = Literal["pass", "fail", "not run"]
 
@@ -32,14 +33,20 @@ def _suites_ran(item: str, suites: list[SuiteReport], what: str) -> ChecklistIte
 
 
 def _probe_item(item: str, probes: dict[str, ProbeResult], name: str) -> ChecklistItem:
+    """Fail when any measured value misses its target; pass when every judged value meets it."""
     p = probes.get(name)
     if p is None:
         return ChecklistItem(item, "not run", f"no {name} probe result")
-    values = ", ".join(f"{k}={m.value:g} {m.unit}" for k, m in p.values.items()) or "no values"
-    target = f"; target {p.target.metric} {p.target.op} {p.target.value:g} {p.target.unit}" if p.target else ""
+    checks = infra_checks([p])
+    judged = [c for c in checks if c.verdict in ("pass", "fail")]
+    parts = []
+    for c in checks:
+        value = "not measured" if c.value is None else f"{c.value:g} {c.unit}"
+        target = f" (target {c.op} {c.target:g})" if c.target is not None else ""
+        parts.append(f"{c.metric}={value}{target}: {c.verdict}")
     reason = f"; {p.reason}" if p.reason else ""
-    status: Status = {"pass": "pass", "fail": "fail"}.get(p.verdict.value, "not run")  # type: ignore[assignment]
-    return ChecklistItem(item, status, f"{values}{target}{reason}")
+    status: Status = "fail" if any(c.verdict == "fail" for c in judged) else "pass" if judged else "not run"
+    return ChecklistItem(item, status, "; ".join(parts) + reason)
 
 
 def validation_checklist(

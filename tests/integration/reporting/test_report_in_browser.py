@@ -81,6 +81,7 @@ def test_given_the_report_then_markdown_covers_every_checkpoint_and_the_checklis
     for step in ("| 100 |", "| 200 |", "| 300 |"):
         assert step in md
     assert "| checkpoint_io | save_s | 12.5 s | < 60 s | pass |" in md
+    assert "| checkpoint_io | load_s | 8 s | < 60 s | pass |" in md
     assert "| Results are logged to MLflow for comparison | pass |" in md
     assert "![success rate vs global step](sr_vs_step.png)" in md
 

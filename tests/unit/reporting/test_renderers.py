@@ -109,7 +109,7 @@ def test_given_a_regression_and_a_failing_probe_then_checklist_fails_with_eviden
     sr = items["Success rates are in expected range (compare to paper)"]
     assert sr.status == "fail" and "below" in sr.evidence
     gpu = items["GPU utilization > 70% during policy updates"]
-    assert gpu.status == "fail" and "util_update_pct=42 %" in gpu.evidence
+    assert gpu.status == "fail" and "util_update_pct=42 % (target > 70): fail" in gpu.evidence
     assert items["Results are logged to MLflow for comparison"].status == "pass"
 
 
@@ -125,3 +125,17 @@ def test_given_no_checkpoints_yet_then_the_site_still_renders(tmp_path) -> None:
     files = write_site([], tmp_path, baselines=BASELINES, title="empty")
     assert "0 checkpoint(s)" in files.html.read_text()
     assert files.plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_given_probe_values_beyond_its_target_then_each_is_judged_against_the_registry() -> None:
+    probe = gpu_probe(75.0)
+    probe.values["memory_used_pct"] = Measurement(value=62.0, unit="%")
+    probe.values["power_w"] = Measurement(value=500.0, unit="W")
+    rows = {c.metric: c for c in infra_checks([probe])}
+    assert rows["util_update_pct"].verdict == "pass"
+    assert rows["memory_used_pct"].verdict == "fail" and rows["memory_used_pct"].target == 80.0
+    assert rows["power_w"].verdict == "not_available" and rows["power_w"].target is None
+    report = report_at(100, 0.95)
+    report.probes = [probe]
+    items = {i.item: i for i in validation_checklist([report])}
+    assert items["GPU utilization > 70% during policy updates"].status == "fail"  # memory below 80 %
