@@ -138,4 +138,5 @@ def test_given_probe_values_beyond_its_target_then_each_is_judged_against_the_re
     report = report_at(100, 0.95)
     report.probes = [probe]
     items = {i.item: i for i in validation_checklist([report])}
-    assert items["GPU utilization > 70% during policy updates"].status == "fail"  # memory below 80 %
+    # The checklist item is about utilization only; memory shows in the infrastructure table.
+    assert items["GPU utilization > 70% during policy updates"].status == "pass"
