@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import Any
 
 from rlinf_bench.baselines import Baseline, baselines_for_suite, get_baselines
 from rlinf_bench.contracts import CheckpointReport
@@ -28,6 +29,38 @@ def plot_baselines(reports: Sequence[CheckpointReport], names: Sequence[str] | N
     return list(seen.values())
 
 
+def _draw_suite(
+    ax: Any, suite: str, reports: Sequence[CheckpointReport], baselines: Sequence[Baseline], color: str
+) -> None:
+    """One suite: mean SR per step with its clustered 95 % interval, x on incomplete checkpoints,
+    and a horizontal line per baseline that has a number for the suite."""
+    pts = sorted(
+        (r.global_step, s)
+        for r in reports
+        if r.global_step is not None and (s := r.suite(suite)) is not None and s.success_rate_mean is not None
+    )
+    if pts:
+        xs = [p[0] for p in pts]
+        ys = [100 * (p[1].success_rate_mean or 0.0) for p in pts]
+        lo = [y - 100 * (p[1].ci95_low or 0.0) for y, p in zip(ys, pts, strict=True)]
+        hi = [100 * (p[1].ci95_high or 0.0) - y for y, p in zip(ys, pts, strict=True)]
+        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=color, label=f"{suite} (95% CI)")
+        bad = [(x, y) for x, y, p in zip(xs, ys, pts, strict=True) if not p[1].complete]
+        if bad:
+            ax.scatter([x for x, _ in bad], [y for _, y in bad], marker="x", s=80, color="black", zorder=5)
+    for j, b in enumerate(x for x in baselines if suite in x.values):
+        ax.axhline(b.values[suite], color=color, linestyle=LINESTYLES[j % len(LINESTYLES)], linewidth=1)
+        ax.annotate(
+            f"{b.name} {b.values[suite]:g}",
+            xy=(0.01, b.values[suite]),
+            xycoords=("axes fraction", "data"),
+            fontsize=7,
+            color=color,
+            ha="left",
+            va="bottom",
+        )
+
+
 def sr_vs_step_png(
     reports: Sequence[CheckpointReport], baselines: Sequence[Baseline], *, title: str = "Success rate vs global step"
 ) -> bytes:
@@ -42,39 +75,7 @@ def sr_vs_step_png(
     try:
         colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         for i, suite in enumerate(suites):
-            color = colors[i % len(colors)]
-            pts = sorted(
-                (r.global_step, s)
-                for r in reports
-                if r.global_step is not None and (s := r.suite(suite)) is not None and s.success_rate_mean is not None
-            )
-            if pts:
-                xs = [p[0] for p in pts]
-                ys = [100 * (p[1].success_rate_mean or 0.0) for p in pts]
-                lo = [y - 100 * (p[1].ci95_low or 0.0) for y, p in zip(ys, pts, strict=True)]
-                hi = [100 * (p[1].ci95_high or 0.0) - y for y, p in zip(ys, pts, strict=True)]
-                ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=color, label=f"{suite} (95% CI)")
-                incomplete = [(x, y) for x, y, p in zip(xs, ys, pts, strict=True) if not p[1].complete]
-                if incomplete:
-                    ax.scatter(
-                        [x for x, _ in incomplete],
-                        [y for _, y in incomplete],
-                        marker="x",
-                        s=80,
-                        color="black",
-                        zorder=5,
-                    )
-            for j, b in enumerate(x for x in baselines if suite in x.values):
-                ax.axhline(b.values[suite], color=color, linestyle=LINESTYLES[j % len(LINESTYLES)], linewidth=1)
-                ax.annotate(
-                    f"{b.name} {b.values[suite]:g}",
-                    xy=(0.01, b.values[suite]),
-                    xycoords=("axes fraction", "data"),
-                    fontsize=7,
-                    color=color,
-                    ha="left",
-                    va="bottom",
-                )
+            _draw_suite(ax, suite, reports, baselines, colors[i % len(colors)])
         ax.set_xlabel("global step")
         ax.set_ylabel("success rate (%)")
         ax.set_ylim(-2, 102)
