@@ -98,4 +98,7 @@ def local_command(
         raise JobSpecError("the container has no command: the local executor cannot use the image's entrypoint")
     if argv[0] in PYTHON_NAMES:
         argv[0] = python
+    elif argv[0] == "torchrun":
+        # torchrun is a console script of the same torch install: run it through this interpreter.
+        argv[:1] = [python, "-m", "torch.distributed.run"]
     return LocalCommand(argv=argv, env=env)

@@ -2,7 +2,7 @@
 
 Each process gets exactly the command Kubernetes would run in pod <index> (``$(JOB_COMPLETION_INDEX)``
 expanded from the env the Job controller sets); only the rank-0 DNS name is pointed at 127.0.0.1 and
-``torchrun`` is run as this interpreter's ``torch.distributed.run``.
+``torchrun`` runs as this interpreter's ``torch.distributed.run`` (what the local executor does).
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ def test_given_a_two_node_nccl_probe_job_when_both_indexes_run_then_torchrun_joi
         cmd = local_command(
             bundle.job, pod_name=f"{bundle.name}-{index}", extra_env={"JOB_COMPLETION_INDEX": str(index)}
         )
-        assert cmd.argv[0] == "torchrun" and f"--node-rank={index}" in cmd.argv
-        argv = [sys.executable, "-m", "torch.distributed.run"]
-        argv += [a.replace(endpoint, f"127.0.0.1:{port}") for a in cmd.argv[1:]]
+        assert cmd.argv[:3] == [sys.executable, "-m", "torch.distributed.run"]  # torchrun, this interpreter
+        assert f"--node-rank={index}" in cmd.argv
+        argv = [a.replace(endpoint, f"127.0.0.1:{port}") for a in cmd.argv]
         env = {**os.environ, **cmd.env, "OMP_NUM_THREADS": "1"}
         procs.append(subprocess.Popen(argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
     outputs = [p.communicate(timeout=300)[0].decode(errors="replace") for p in procs]
