@@ -229,3 +229,27 @@ def test_given_more_values_than_one_request_takes_then_all_are_logged(store: dic
     data = client.get_run(run_id).data
     assert len(data.metrics) == 2500 and sum(k.startswith("verdict/") for k in data.tags) == 250
     client.delete_run(run_id)
+
+
+def test_given_an_unreachable_server_then_the_pipeline_call_still_writes_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from rlinf_bench.tracking import summarize_and_publish
+
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    sleeps: list[float] = []
+    runs = [make_run({0: [1, 0, 1]}, run_index=i) for i in range(3)]
+    with pytest.raises(TrackingUnavailableError, match="previous/best are missing"):
+        summarize_and_publish(
+            [SourcedRun(f"r{i}", r) for i, r in enumerate(runs)],
+            client=MlflowClient("http://127.0.0.1:9"),
+            out_dir=tmp_path,
+            baseline_names=["libero/openvla-oft-sft"],
+            retry=RetryPolicy(attempts=2, backoff_s=0.1, sleep=sleeps.append),
+        )
+    assert sleeps == [0.1]
+    saved = CheckpointReport.load(tmp_path / "checkpoint_report.json")
+    assert saved.verdicts[0].against == "libero/openvla-oft-sft"  # baseline verdicts need no server
