@@ -190,10 +190,7 @@ def _rollout(
             w.close()
         builder.provenance.extra["workers"] = n_workers
         builder.provenance.extra["worker_restarts"] = builder.counters.worker_restarts
-        builder.provenance.extra["vector_steps"] = builder.counters.vector_steps
-        builder.provenance.extra["mean_batch"] = (
-            builder.counters.batch_rows / builder.counters.policy_calls if builder.counters.policy_calls else 0.0
-        )
+        builder.provenance.extra["throughput"] = builder.counters.throughput()
 
 
 def _video_dir(writer: ResultWriter, settings: EvalSettings) -> Path:

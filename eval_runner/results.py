@@ -26,6 +26,23 @@ class RunCounters:
     sim_s: float = 0.0
     batch_rows: int = 0  # sum of batch sizes over policy calls (mean batch = batch_rows / policy_calls)
     worker_restarts: int = 0
+    steady_cycles: int = 0  # vector steps in which no episode started or ended
+    steady_s: float = 0.0  # wall time of those cycles (policy call + all workers stepping + IPC)
+    steady_rows: int = 0  # env steps taken in those cycles
+    steady_sim_s: float = 0.0  # per cycle, the slowest worker's own env.step time, summed
+
+    def throughput(self) -> dict[str, float]:
+        """Harness figures for provenance: steady-state env steps/s, mean batch, policy calls per vector step."""
+        return {
+            "vector_steps": self.vector_steps,
+            "policy_calls_per_vector_step": self.policy_calls / self.vector_steps if self.vector_steps else 0.0,
+            "mean_batch": self.batch_rows / self.policy_calls if self.policy_calls else 0.0,
+            "steady_vector_steps": self.steady_cycles,
+            "steady_env_steps_per_s": self.steady_rows / self.steady_s if self.steady_s else 0.0,
+            "steady_s_per_vector_step": self.steady_s / self.steady_cycles if self.steady_cycles else 0.0,
+            # what the loop adds on top of the simulator: IPC, batching, the policy call, scheduling
+            "harness_overhead": (self.steady_s - self.steady_sim_s) / self.steady_sim_s if self.steady_sim_s else 0.0,
+        }
 
 
 @dataclass

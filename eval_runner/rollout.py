@@ -61,6 +61,12 @@ class Rollout:
         self.total = len(scheduler)
         self._obs: dict[int, dict[str, Any]] = {}  # worker index -> observation waiting for an action
         self._new: list[str] = []  # episode ids that started since the last policy call
+        # Steady-state timing: a cycle (policy call to policy call) in which no episode started or ended
+        # measures pure stepping; resets and scene builds are accounted separately.
+        self._last_act: float | None = None
+        self._last_rows = 0
+        self._cycle_clean = False
+        self._cycle_sim_max = 0.0  # slowest worker's own step time in the current cycle
 
     # -- main loop -------------------------------------------------------------------------------
     def run(self) -> None:
@@ -125,10 +131,12 @@ class Rollout:
             c.env_setup_s += float(info.get("setup_s", 0.0))
             w.loaded_task = w.episode.task_id
             self._new.append(w.episode.episode_id)
+            self._cycle_clean = False
             self._obs[w.index] = obs
             return
         w.steps += 1
         c.env_steps += 1
+        self._cycle_sim_max = max(self._cycle_sim_max, float(info.get("sim_s", 0.0)))
         if info.get("done"):
             self._finish(w, success=True)
         elif w.steps >= self.max_steps:
@@ -138,6 +146,14 @@ class Rollout:
 
     # -- policy ----------------------------------------------------------------------------------
     def _act(self) -> None:
+        now = time.perf_counter()
+        c = self.builder.counters
+        if self._last_act is not None and self._cycle_clean:
+            c.steady_cycles += 1
+            c.steady_s += now - self._last_act
+            c.steady_rows += self._last_rows
+            c.steady_sim_s += self._cycle_sim_max
+        self._cycle_sim_max = 0.0
         order = sorted(self._obs)
         rows = [self._obs.pop(i) for i in order]
         workers = [self.workers[i] for i in order]
@@ -147,7 +163,6 @@ class Rollout:
             [self.language[ep.task_id] for ep in episodes if ep is not None],
             [ep.episode_id for ep in episodes if ep is not None],
         )
-        c = self.builder.counters
         t0 = time.perf_counter()
         if self._new:
             self.policy.reset(self._new)
@@ -157,6 +172,7 @@ class Rollout:
         c.policy_calls += 1
         c.vector_steps += 1
         c.batch_rows += len(rows)
+        self._last_act, self._last_rows, self._cycle_clean = now, len(rows), True
         for w, action in zip(workers, actions, strict=True):
             try:
                 w.send(("step", action))
@@ -179,6 +195,7 @@ class Rollout:
             video=video,
         )
         self.builder.add(ep.task_id, result)
+        self._cycle_clean = False
         w.episode = None
         log.info(
             "episode done task=%d init_state=%d success=%s steps=%d wall_s=%.1f retries=%d",

@@ -48,10 +48,22 @@ class WorkerConfig:
     scene_hook: str | None = None
     fault: FaultInjection | None = None
     log_level: int = logging.WARNING
+    threads: int = 1  # per worker: one worker per core is the unit of parallelism
+
+
+#: Thread pools a worker would otherwise size to the whole machine (OpenMP/BLAS, Mesa's llvmpipe renderer).
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LP_NUM_THREADS")
+
+
+def limit_threads(threads: int) -> None:
+    """Cap this process's compute threads; N single-threaded workers on N cores beat oversubscription."""
+    for var in THREAD_ENV_VARS:
+        os.environ.setdefault(var, str(threads))
 
 
 def worker_main(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - runs in the child
     """Entry point of a worker process."""
+    limit_threads(config.threads)  # before numpy/torch/Mesa size their thread pools
     # Ctrl-C goes to the whole process group: the parent decides how to stop, and closes us.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s worker: %(message)s")
@@ -76,6 +88,9 @@ def _serve(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover 
     except errors.RlinfBenchError as exc:
         conn.send(("error", type(exc).__name__, str(exc)))
         return
+    import torch  # imported anyway for LIBERO's init states; its intra-op pool ignores OMP_NUM_THREADS once loaded
+
+    torch.set_num_threads(config.threads)
     state = _WorkerState(config)
     try:
         while True:

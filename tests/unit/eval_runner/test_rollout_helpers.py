@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from eval_runner.rollout import check_actions, stack_observations
-from rlinf_bench.errors import PolicyError
+from eval_runner.video import video_suffix, write_video
+from rlinf_bench.errors import ConfigError, PolicyError
 
 
 def test_given_rows_then_the_batch_stacks_arrays_and_lists_language_and_episode_ids() -> None:
@@ -43,3 +46,13 @@ def test_given_malformed_actions_then_a_policy_error_says_what_is_wrong(actions:
 
 def test_given_well_formed_actions_then_they_come_back_as_float_arrays() -> None:
     assert check_actions([[0, 0, 0, 0, 0, 0, -1]], 1).dtype == np.float64
+
+
+def test_given_frames_then_a_video_file_is_written_with_the_available_format(tmp_path: Path) -> None:
+    frames = [np.full((16, 16, 3), i * 20, np.uint8) for i in range(5)]
+
+    written = write_video(tmp_path / "v" / "task00_init00", frames)
+
+    assert written.suffix == video_suffix() and written.stat().st_size > 0
+    with pytest.raises(ConfigError, match="no frames"):
+        write_video(tmp_path / "empty", [])

@@ -1,0 +1,203 @@
+"""Evaluation throughput on real LIBERO: 1 worker vs N workers (N = usable cores), with and without a camera.
+
+For each observation config (physics only; one 128 px agent-view camera) it measures:
+
+- the simulator's own step time, in process, with exactly the env config the workers use
+  (``LiberoEnv.step``: robosuite step + observation extraction), after warm-up;
+- a real ``evaluate()`` run at 1 worker and at N workers with a constant-action policy. From the
+  runner's steady-state counters (vector steps in which no episode started or ended) come the harness's
+  time per vector step and env steps/s; from the whole run, episodes/hour including resets and scene builds.
+
+Derived: parallel efficiency = steps/s(N) / (N x steps/s(1)); harness overhead at 1 worker =
+time per vector step / raw step time - 1; policy calls per vector step, counted by a wrapper around the
+policy and compared with the runner's vector-step count.
+
+Run: ``.venv/bin/python bench/eval_throughput.py [--quick]``; writes bench/results/eval_throughput.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from eval_runner.policies.base import ObservationSpec, Policy  # noqa: E402
+from rlinf_bench.contracts import CheckpointRef, EvalRun  # noqa: E402
+
+SUITE, TASK = "libero_spatial", 0
+PROPRIO = ("robot0_eef_pos", "robot0_eef_quat", "robot0_gripper_qpos")
+CONFIGS = {
+    "physics_only": ObservationSpec(cameras=(), proprio=PROPRIO),
+    "camera_agentview_128": ObservationSpec(cameras=("agentview",), resolution=128, proprio=PROPRIO),
+}
+# A gentle constant motion: the arm moves (contacts, controller work) without leaving the table.
+ACTION = np.array([0.05, 0.0, -0.05, 0.0, 0.0, 0.0, -1.0])
+
+
+class CountingPolicy(Policy):
+    """Constant actions; counts its own act() calls independently of the runner."""
+
+    def __init__(self, obs_spec: ObservationSpec) -> None:
+        self.obs_spec = obs_spec
+        self.calls = 0
+        self.rows = 0
+
+    def act(self, obs: dict[str, Any]) -> np.ndarray:
+        batch = len(obs["episode_id"])
+        self.calls += 1
+        self.rows += batch
+        return np.tile(ACTION, (batch, 1))
+
+
+def raw_step_ms(spec: ObservationSpec, steps: int, cache: Path) -> dict[str, float]:
+    """The simulator's own step time: LiberoEnv in this process, same config as the workers."""
+    from eval_runner.env import LiberoEnv
+    from eval_runner.libero_setup import configure_libero
+    from rlinf_bench.suites import get_suite
+
+    configure_libero(cache)
+    env = LiberoEnv(get_suite(SUITE).task(TASK), spec, horizon=steps + 50)
+    try:
+        env.start_episode(0, 0, 10)
+        for _ in range(10):  # warm-up: first renders allocate buffers
+            env.step(ACTION)
+        times = []
+        for i in range(steps):
+            if i and i % 150 == 0:
+                env.start_episode(i // 150 % 50, 0, 10)  # stay near the start pose like an episode does
+            t0 = time.perf_counter()
+            env.step(ACTION)
+            times.append(time.perf_counter() - t0)
+    finally:
+        env.close()
+    arr = np.array(times) * 1000
+    return {"mean_ms": float(arr.mean()), "median_ms": float(np.median(arr)), "steps": steps}
+
+
+def harness(spec: ObservationSpec, workers: int, episodes: int, max_steps: int, cache: Path) -> dict[str, Any]:
+    """A real evaluate() run; returns its steady-state and whole-run figures."""
+    from eval_runner.loop import evaluate
+    from eval_runner.settings import EvalSettings
+
+    policy = CountingPolicy(spec)
+    run = EvalRun(
+        request_id="bench",
+        checkpoint=CheckpointRef(uri="", experiment="bench", global_step=0),
+        suite=SUITE,
+        run_index=0,
+        seed=0,
+        task_ids=[TASK],
+        trials=episodes,
+        max_steps=max_steps,
+        policy="bench:constant",
+        workers=workers,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        result = evaluate(
+            run, out_path=Path(tmp) / "r.json", policy=policy, settings=EvalSettings(cache_dir=cache, progress=False)
+        )
+        wall = time.perf_counter() - t0
+    tp = result.provenance.extra["throughput"]
+    return {
+        "workers": workers,
+        "episodes": result.episodes,
+        "max_steps": max_steps,
+        "env_steps": result.timings.env_steps,
+        "wall_s": round(wall, 2),
+        "env_setup_s": result.timings.env_setup_s,
+        "steady_vector_steps": tp["steady_vector_steps"],
+        "steady_env_steps_per_s": round(tp["steady_env_steps_per_s"], 2),
+        "steady_ms_per_vector_step": round(1000 * tp["steady_s_per_vector_step"], 3),
+        "harness_overhead_vs_in_worker_step": round(tp["harness_overhead"], 4),
+        "mean_batch": round(tp["mean_batch"], 3),
+        "runner_vector_steps": tp["vector_steps"],
+        "policy_calls_counted_by_policy": policy.calls,
+        "policy_calls_per_vector_step": policy.calls / tp["vector_steps"] if tp["vector_steps"] else None,
+        "episodes_per_hour_whole_run": round(3600 * result.episodes / wall, 1),
+        "env_steps_per_s_whole_run": round(result.timings.env_steps / wall, 2),
+    }
+
+
+def measure(name: str, spec: ObservationSpec, n: int, quick: bool, cache: Path) -> dict[str, Any]:
+    cam = bool(spec.cameras)
+    steps = (60 if cam else 300) // (2 if quick else 1)
+    max_steps = (60 if cam else 200) // (2 if quick else 1)
+    raw = raw_step_ms(spec, steps, cache)
+    one = harness(spec, 1, 2, max_steps, cache)
+    many = harness(spec, n, 2 * n, max_steps, cache)
+    overhead = one["steady_ms_per_vector_step"] / raw["mean_ms"] - 1
+    efficiency = many["steady_env_steps_per_s"] / (n * one["steady_env_steps_per_s"])
+    return {
+        "config": name,
+        "obs_spec": spec.model_dump(mode="json"),
+        "raw_step": raw,
+        "one_worker": one,
+        "n_workers": many,
+        "parallel_efficiency": round(efficiency, 3),
+        "harness_overhead_vs_raw_step": round(overhead, 4),
+        "episodes_per_hour_at_220_steps_n_workers": round(
+            3600 * many["steady_env_steps_per_s"] / 220, 1
+        ),  # steady state, resets excluded
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="half the steps (smoke run)")
+    parser.add_argument("--workers", type=int, default=0, help="N (default: usable cores)")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "eval_throughput.json")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
+    n = args.workers or len(os.sched_getaffinity(0))
+    cache = Path(tempfile.mkdtemp(prefix="bench-libero-"))
+    load_before = os.getloadavg()
+    t0 = time.time()
+    rows = [measure(name, spec, n, args.quick, cache) for name, spec in CONFIGS.items()]
+    doc = {
+        "benchmark": "eval_throughput",
+        "suite": SUITE,
+        "task": TASK,
+        "n_workers": n,
+        "cores": len(os.sched_getaffinity(0)),
+        "cpu": platform.processor() or platform.machine(),
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        "duration_s": round(time.time() - t0, 1),
+        "goals": {
+            "parallel_efficiency": ">= 0.85",
+            "policy_calls_per_vector_step": "== 1",
+            "harness_overhead": "< 0.05",
+        },
+        "results": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=2) + "\n")
+    for r in rows:
+        print(
+            f"{r['config']:>22}: raw {r['raw_step']['mean_ms']:.1f} ms/step | 1 worker "
+            f"{r['one_worker']['steady_env_steps_per_s']:.1f} steps/s ({r['one_worker']['steady_ms_per_vector_step']:.1f} ms/vstep)"
+            f" | {n} workers {r['n_workers']['steady_env_steps_per_s']:.1f} steps/s | efficiency {r['parallel_efficiency']:.2f}"
+            f" | overhead {100 * r['harness_overhead_vs_raw_step']:+.1f} % | calls/vstep "
+            f"{r['n_workers']['policy_calls_per_vector_step']:.3f} | ep/h (whole run) {r['n_workers']['episodes_per_hour_whole_run']}"
+        )
+    print(f"load average before/after: {doc['loadavg_before']} / {doc['loadavg_after']}; saved {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
