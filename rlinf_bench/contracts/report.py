@@ -152,6 +152,9 @@ class CheckpointReport(Contract):
     success_rate: float | None = Field(description="Mean over suites of each suite's success_rate_mean")
     complete: bool
     suites: list[SuiteReport]
+    average_verdicts: list[Verdict] = Field(
+        default_factory=list, description="The mean SR over suites vs a baseline's published average (suite='average')"
+    )
     infra: list[InfraCheck] = Field(default_factory=list)
     probes: list[ProbeResult] = Field(default_factory=list)
     baselines: list[str] = Field(default_factory=list)
@@ -163,4 +166,5 @@ class CheckpointReport(Contract):
 
     @property
     def verdicts(self) -> list[Verdict]:
-        return [v for s in self.suites for v in s.verdicts]
+        """Every verdict: per suite, then against published averages."""
+        return [v for s in self.suites for v in s.verdicts] + list(self.average_verdicts)

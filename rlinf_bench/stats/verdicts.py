@@ -101,6 +101,58 @@ def baseline_verdicts(suite: SuiteReport, baselines: Sequence[Baseline], cfg: Ve
     return out
 
 
+def average_verdicts(report: CheckpointReport, baselines: Sequence[Baseline], cfg: VerdictConfig) -> list[Verdict]:
+    """The unweighted mean of the suites' SRs vs a baseline's published average (the papers' "Avg"
+    column), when the report covers every suite the baseline averages over.
+
+    Suites are independent sets of clusters, so the effective sample size of the mean is
+    K^2 / sum(1 / n_eff_s) (K suites); with one suite this is exactly the per-suite test.
+    """
+    out: list[Verdict] = []
+    for b in baselines:
+        if b.level != "suite" or b.average is None:
+            continue
+        found = [report.suite(name) for name in b.values]
+        suites = [s for s in found if s is not None]
+        if len(suites) != len(found):
+            continue
+        common: dict[str, object] = {
+            "suite": "average",
+            "against": b.name,
+            "kind": "baseline",
+            "reference": b.average / 100.0,
+            "tolerance": cfg.tolerance,
+            "alpha": cfg.alpha,
+        }
+        bad = [s.suite for s in suites if not s.complete or not s.states]
+        if bad:
+            reason = f"incomplete suites: {', '.join(bad)}"
+            out.append(Verdict(value=VerdictValue.INCOMPLETE, reason=reason, **common))
+            continue
+        ests = [clustered_interval([x.successes for x in s.states], [x.trials for x in s.states]) for s in suites]
+        k = len(ests)
+        rate = sum(e.rate for e in ests) / k
+        n_eff = k * k / sum(1.0 / e.effective_n for e in ests)
+        df = sum(e.df for e in ests if e.df is not None) if all(e.df is not None for e in ests) else None
+        res = compare_to_constant(
+            rate, n_eff, df, b.average / 100.0, cfg.tolerance, clusters=sum(e.clusters for e in ests)
+        )
+        out.append(
+            Verdict(
+                value=_decide(res, cfg.alpha),
+                estimate=rate,
+                difference=rate - b.average / 100.0,
+                test=f"{res.test}, mean of {k} suites",
+                statistic=res.statistic,
+                p_value=res.p_below,
+                p_value_above=res.p_above,
+                units=res.units,
+                **common,
+            )
+        )
+    return out
+
+
 def reference_verdict(
     current: SuiteReport, reference: SuiteReport, *, kind: str, label: str, cfg: VerdictConfig
 ) -> Verdict:
@@ -208,4 +260,5 @@ def apply_verdicts(
         if best is not None and previous is not None and best[0] != previous[0]:
             verdicts.append(reference_verdict(suite, best[1], kind="best", label=best[0], cfg=cfg))
         suite.verdicts = verdicts
+    report.average_verdicts = average_verdicts(report, baselines, cfg)
     return report

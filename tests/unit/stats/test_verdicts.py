@@ -130,3 +130,57 @@ def test_given_a_smoke_budget_at_0_percent_then_below_the_paper() -> None:
     runs = [make_run({0: [0, 0]}, run_index=i) for i in range(3)]
     v = verdict(runs, get_baseline("libero/openvla-oft-sft"))
     assert v.value == VerdictValue.BELOW and "normal" in v.test
+
+
+LIBERO4 = ["libero_spatial", "libero_object", "libero_goal", "libero_10"]
+
+
+def _four_suites(rates: dict[str, float], runs: int = 3, missing: str | None = None):
+    rng = np.random.default_rng(17)
+    out = []
+    for suite, rate in rates.items():
+        for r in heterogeneous_runs(rng, np.full((10, 50), rate), suite=suite, runs=runs):
+            if not (suite == missing and r.run_index == 2):
+                out.append(SourcedRun(f"{suite}-{r.run_index}", r))
+    return aggregate_checkpoint(out)
+
+
+def test_given_all_four_libero_suites_then_the_mean_is_tested_against_the_papers_average() -> None:
+    from rlinf_bench.stats import clustered_interval
+
+    report = apply_verdicts(
+        _four_suites(dict(zip(LIBERO4, [0.9, 0.95, 0.9, 0.85], strict=True))), [get_baseline("libero/openvla-oft-sft")]
+    )
+    (avg,) = report.average_verdicts
+    suites = [report.suite(s) for s in LIBERO4]
+    ests = [clustered_interval([x.successes for x in s.states], [x.trials for x in s.states]) for s in suites]
+    mean = sum(e.rate for e in ests) / 4
+    # Independent route: the variance of a mean of 4 independent estimates under the null.
+    p0 = 0.91 - 0.02
+    var = sum(p0 * (1 - p0) / e.effective_n for e in ests) / 16
+    assert avg.suite == "average" and avg.reference == pytest.approx(0.91)
+    assert avg.estimate == pytest.approx(mean)
+    assert avg.statistic == pytest.approx((mean - p0) / var**0.5)
+    assert avg.value == VerdictValue.WITHIN
+    assert avg in report.verdicts
+
+
+def test_given_one_suite_the_average_test_is_the_suite_test() -> None:
+    runs = suite_of([1] * 45 + [0] * 5)
+    one = Baseline(
+        name="t/one", model="m", benchmark="b", level="suite", values={"libero_spatial": 95.0}, average=95.0, source="t"
+    )
+    report = apply_verdicts(aggregate_checkpoint([SourcedRun(str(r.run_index), r) for r in runs]), [one])
+    (suite_v,) = report.suites[0].verdicts
+    (avg_v,) = report.average_verdicts
+    assert (avg_v.statistic, avg_v.p_value, avg_v.value) == pytest.approx(
+        (suite_v.statistic, suite_v.p_value, suite_v.value)
+    )
+
+
+def test_given_a_suite_missing_then_no_average_and_an_incomplete_suite_makes_it_incomplete() -> None:
+    three = _four_suites(dict(zip(LIBERO4[:3], [0.9, 0.9, 0.9], strict=True)))
+    assert apply_verdicts(three, [get_baseline("libero/openvla-oft-sft")]).average_verdicts == []
+    partial = _four_suites(dict(zip(LIBERO4, [0.9] * 4, strict=True)), missing="libero_goal")
+    (avg,) = apply_verdicts(partial, [get_baseline("libero/openvla-oft-sft")]).average_verdicts
+    assert avg.value == VerdictValue.INCOMPLETE and "libero_goal" in avg.reason
