@@ -66,7 +66,7 @@ def validation_checklist(
             "LIBERO",
         )
     ]
-    baseline_verdicts = [v for s in suites for v in s.verdicts if v.kind == "baseline"]
+    baseline_verdicts = [v for v in (latest.verdicts if latest else []) if v.kind == "baseline"]
     range_item = "Success rates are in expected range (compare to paper)"
     if not baseline_verdicts:
         items.append(ChecklistItem(range_item, "not run", "no baseline selected"))
