@@ -149,6 +149,7 @@ class CheckpointReport(Contract):
     global_step: int | None = None
     policy: str = ""
     created_at: str = ""
+    generator: str = Field(default="", description="rlinf-bench version that aggregated the runs")
     success_rate: float | None = Field(description="Mean over suites of each suite's success_rate_mean")
     complete: bool
     suites: list[SuiteReport]

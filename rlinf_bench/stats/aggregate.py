@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from rlinf_bench import __version__
 from rlinf_bench.contracts import (
     CheckpointReport,
     Disagreement,
@@ -236,6 +237,7 @@ def aggregate_checkpoint(runs: Sequence[SourcedRun], *, runs_expected: int = 3) 
         global_step=ckpt.global_step if ckpt else None,
         policy=first.result.policy,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        generator=f"rlinf-bench {__version__}",
         success_rate=statistics.fmean(rates) if len(rates) == len(suites) and rates else None,
         complete=all(s.complete for s in suites),
         suites=suites,
