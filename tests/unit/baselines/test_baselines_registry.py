@@ -76,4 +76,13 @@ def test_given_a_suite_then_only_baselines_with_a_number_for_it_are_drawn() -> N
         "libero130/openvla-oft-base-lora",
         "libero130/rlinf-grpo",
         "libero130/openvla-oft-base-example-page",
+        "libero130/rlinf-grpo-example-page",
     }
+
+
+def test_given_the_rlinf_example_page_then_both_rows_are_kept_with_their_caveats() -> None:
+    base = get_baseline("libero130/openvla-oft-base-example-page")
+    grpo = get_baseline("libero130/rlinf-grpo-example-page")
+    assert base.values["libero_spatial"] == 51.61 and base.values["libero_object"] == 50.20
+    assert base.average is None  # the page's "130" column is pooled, not a mean of suites
+    assert grpo.values["libero_10"] == 93.45 and "temperature 1.6" in grpo.source
