@@ -165,6 +165,14 @@ class MlflowPublisher:
         )
         for run in old:
             log.info("replacing earlier publication %s of %s", run.info.run_id, request_id)
+            children = self._call(
+                "find the earlier publication's eval runs",
+                self.client.search_runs,
+                [exp_id],
+                filter_string=f"tags.mlflow.parentRunId = '{run.info.run_id}'",
+            )
+            for child in children:
+                self._call("delete an earlier eval run", self.client.delete_run, child.info.run_id)
             self._call("delete an earlier publication", self.client.delete_run, run.info.run_id)
 
     def publish(self, report: CheckpointReport, artifacts: LocalArtifacts) -> str:

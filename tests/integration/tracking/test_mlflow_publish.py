@@ -111,6 +111,7 @@ def test_given_history_in_mlflow_then_previous_and_best_verdicts_are_paired_and_
 
 def test_given_the_same_checkpoint_published_twice_then_it_replaces_the_first(store: dict, tmp_path: Path) -> None:
     client = store["client"]
+    old_id = store["run_ids"][300]
     rng = np.random.default_rng(5)
     again = _report(300, rng, np.full((3, 20), 0.9))
     new_id = publish_checkpoint(again, client=client, out_dir=tmp_path, baselines=BASELINES)
@@ -119,6 +120,8 @@ def test_given_the_same_checkpoint_published_twice_then_it_replaces_the_first(st
         [exp.experiment_id], filter_string="params.val_only = 'True' and params.global_step = '300'"
     )
     assert [r.info.run_id for r in runs] == [new_id]
+    orphans = client.search_runs([exp.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{old_id}'")
+    assert orphans == []  # the earlier publication's eval runs went with it
     store["run_ids"][300] = new_id
 
 
