@@ -18,6 +18,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--experiment", default="RLinf", help="MLflow experiment (default: RLinf)")
     p.add_argument("--training-experiment", default=None, help="only checkpoints of this training experiment")
     p.add_argument("--baseline", action="append", default=[], metavar="NAME", help="baselines to draw (repeatable)")
+    p.add_argument(
+        "--reports",
+        nargs="+",
+        default=[],
+        metavar="REPORT.json",
+        help="build from CheckpointReport files (e.g. compare --json output) instead of MLflow",
+    )
     p.add_argument("--out", default="report", help="output folder (default: ./report)")
     p.set_defaults(func=run)
 
@@ -28,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from rlinf_bench.reporting.plot import plot_baselines
     from rlinf_bench.reporting.site import write_site
 
+    if args.reports:
+        return _from_files(args)
     uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
     if not uri:
         raise ConfigError(
@@ -53,5 +62,20 @@ def run(args: argparse.Namespace) -> int:
     files = write_site(
         reports, Path(args.out), baselines=plot_baselines(reports, args.baseline), title=title, mlflow_evidence=evidence
     )
+    print(f"{len(reports)} checkpoint(s)\n{files.html}\n{files.markdown}")
+    return 0
+
+
+def _from_files(args: argparse.Namespace) -> int:
+    """Offline: the same page from CheckpointReport JSON files (no tracking server involved)."""
+    from rlinf_bench.baselines import get_baselines
+    from rlinf_bench.contracts import CheckpointReport
+    from rlinf_bench.reporting.plot import plot_baselines
+    from rlinf_bench.reporting.site import write_site
+
+    get_baselines(args.baseline)
+    reports = [CheckpointReport.load(p) for p in args.reports]
+    title = f"rlinf-bench: {args.training_experiment or args.experiment}"
+    files = write_site(reports, Path(args.out), baselines=plot_baselines(reports, args.baseline), title=title)
     print(f"{len(reports)} checkpoint(s)\n{files.html}\n{files.markdown}")
     return 0

@@ -124,3 +124,19 @@ def test_given_no_tracking_uri_then_report_says_how_to_give_one(
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     assert main(["report", "--out", "x"]) == 2
     assert "--tracking-uri" in capsys.readouterr().err
+
+
+def test_given_report_files_then_report_builds_the_page_without_mlflow(
+    tmp_path: Path, results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = []
+    for key in ("previous", "current"):
+        assert main(["compare", *results[key], "--baseline", "libero/one-traj-sft", "--json"]) == 0
+        path = tmp_path / f"{key}.json"
+        path.write_text(capsys.readouterr().out)
+        paths.append(str(path))
+    assert main(["report", "--reports", *paths, "--out", str(tmp_path / "site")]) == 0
+    md = (tmp_path / "site" / "report.md").read_text()
+    assert "| 100 |" in md and "| 200 |" in md
+    assert "| Results are logged to MLflow for comparison | not run |" in md
+    assert (tmp_path / "site" / "report.html").stat().st_size > 20_000  # the plot is embedded
