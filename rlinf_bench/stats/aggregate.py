@@ -147,6 +147,37 @@ def _task_summaries(
     return out
 
 
+def _suite_stats(completed: Sequence[RunResult], states: dict[tuple[int, int], list[int]]) -> dict[str, float | None]:
+    """Mean/std over runs and both intervals; all None when no run completed (a zero would look like a result)."""
+    out: dict[str, float | None] = dict.fromkeys(
+        (
+            "success_rate_mean",
+            "success_rate_std",
+            "wilson95_low",
+            "wilson95_high",
+            "ci95_low",
+            "ci95_high",
+            "design_effect",
+        )
+    )
+    k = sum(sum(v) for v in states.values())
+    n = sum(len(v) for v in states.values())
+    if not n:
+        return out
+    ce = clustered_interval([sum(v) for v in states.values()], [len(v) for v in states.values()])
+    w_low, w_high = wilson(k, n)
+    out.update(
+        success_rate_mean=statistics.fmean(r.success_rate for r in completed),
+        success_rate_std=_sample_std([r.success_rate for r in completed]),
+        wilson95_low=w_low,
+        wilson95_high=w_high,
+        ci95_low=ce.low,
+        ci95_high=ce.high,
+        design_effect=ce.design_effect,
+    )
+    return out
+
+
 def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteReport:
     """Aggregate the runs of one suite of one checkpoint (see docs/statistics.md for every field)."""
     if not runs:
@@ -168,31 +199,8 @@ def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteRepo
         for r in ordered
     ]
     states = _states(completed)
-    stats_fields: dict[str, float | None] = dict.fromkeys(
-        (
-            "success_rate_mean",
-            "success_rate_std",
-            "wilson95_low",
-            "wilson95_high",
-            "ci95_low",
-            "ci95_high",
-            "design_effect",
-        )
-    )
     k = sum(sum(v) for v in states.values())
     n = sum(len(v) for v in states.values())
-    if n:
-        ce = clustered_interval([sum(v) for v in states.values()], [len(v) for v in states.values()])
-        w_low, w_high = wilson(k, n)
-        stats_fields.update(
-            success_rate_mean=statistics.fmean(r.success_rate for r in completed),
-            success_rate_std=_sample_std([r.success_rate for r in completed]),
-            wilson95_low=w_low,
-            wilson95_high=w_high,
-            ci95_low=ce.low,
-            ci95_high=ce.high,
-            design_effect=ce.design_effect,
-        )
     return SuiteReport(
         suite=results[0].suite,
         runs_expected=runs_expected,
@@ -206,7 +214,7 @@ def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteRepo
         clusters=len(states),
         disagreement=_disagreement(completed, states),
         states=[StateOutcome(task_id=t, init_state=s, successes=sum(v), trials=len(v)) for (t, s), v in states.items()],
-        **stats_fields,
+        **_suite_stats(completed, states),
     )
 
 
