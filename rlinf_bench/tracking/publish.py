@@ -154,8 +154,8 @@ class MlflowPublisher:
             )
         )
 
-    def _replace_earlier(self, exp_id: str, request_id: str) -> None:
-        """At-least-once delivery may publish a checkpoint twice: the newer publication replaces the older."""
+    def _earlier(self, exp_id: str, request_id: str) -> list[str]:
+        """Parent runs of earlier publications of the same checkpoint (at-least-once delivery, re-runs)."""
         safe = request_id.replace("'", "\\'")
         old = self._call(
             "look for an earlier publication",
@@ -163,17 +163,18 @@ class MlflowPublisher:
             [exp_id],
             filter_string=f"tags.`{names.TAG_REQUEST}` = '{safe}'",
         )
-        for run in old:
-            log.info("replacing earlier publication %s of %s", run.info.run_id, request_id)
-            children = self._call(
-                "find the earlier publication's eval runs",
-                self.client.search_runs,
-                [exp_id],
-                filter_string=f"tags.mlflow.parentRunId = '{run.info.run_id}'",
-            )
-            for child in children:
-                self._call("delete an earlier eval run", self.client.delete_run, child.info.run_id)
-            self._call("delete an earlier publication", self.client.delete_run, run.info.run_id)
+        return [str(r.info.run_id) for r in old]
+
+    def _delete_with_children(self, exp_id: str, run_id: str) -> None:
+        children = self._call(
+            "find the earlier publication's eval runs",
+            self.client.search_runs,
+            [exp_id],
+            filter_string=f"tags.mlflow.parentRunId = '{run_id}'",
+        )
+        for child in children:
+            self._call("delete an earlier eval run", self.client.delete_run, child.info.run_id)
+        self._call("delete an earlier publication", self.client.delete_run, run_id)
 
     def publish(self, report: CheckpointReport, artifacts: LocalArtifacts) -> str:
         """Create the parent run (params, metrics, tags, artifacts) and one child per eval run; return its id."""
@@ -182,7 +183,8 @@ class MlflowPublisher:
         exp_id = self.experiment_id()
         if exp_id is None:  # pragma: no cover - experiment_id(create=True) always returns one
             raise TrackingUnavailableError(f"experiment {self.experiment!r} could not be created")
-        self._replace_earlier(exp_id, report.request_id or report.checkpoint_uri)
+        request_id = report.request_id or report.checkpoint_uri
+        earlier = self._earlier(exp_id, request_id)
         step = report.global_step or 0
         now = int(time.time() * 1000)
         run_name = f"{report.experiment or 'checkpoint'}/global_step_{step}"
@@ -204,6 +206,10 @@ class MlflowPublisher:
             self._call(f"upload {path.name}", self.client.log_artifact, pid, str(path))
         status = "FINISHED" if report.complete else "FAILED"
         self._call("close the parent run", self.client.set_terminated, pid, status)
+        # Only now that the new publication is whole do the earlier ones go: a failure above leaves them.
+        for run_id in earlier:
+            log.info("replacing earlier publication %s of %s with %s", run_id, request_id, pid)
+            self._delete_with_children(exp_id, run_id)
         return str(pid)
 
     def _log_chunked(self, run_id: str, *, metrics: list[Any], params: list[Any], tags: list[Any]) -> None:
