@@ -140,3 +140,15 @@ def test_given_report_files_then_report_builds_the_page_without_mlflow(
     assert "| 100 |" in md and "| 200 |" in md
     assert "| Results are logged to MLflow for comparison | not run |" in md
     assert (tmp_path / "site" / "report.html").stat().st_size > 20_000  # the plot is embedded
+
+
+def test_given_a_tolerance_in_points_then_the_error_says_it_is_a_fraction(
+    results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", *results["current"], "--tolerance", "2"]) == 2
+    assert "0.02 means 2 points" in capsys.readouterr().err
+
+
+def test_given_a_missing_file_then_the_error_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", str(tmp_path / "nope.json")]) == 2
+    assert "nope.json does not exist" in capsys.readouterr().err
