@@ -8,9 +8,9 @@ from __future__ import annotations
 
 __all__ = [
     "CheckpointError",
+    "CheckpointNotReadyError",
     "ClusterUnreachableError",
     "ConfigError",
-    "CheckpointNotReadyError",
     "ContractError",
     "InvalidEventError",
     "JobNotFoundError",
