@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,25 +65,36 @@ def _draw_suite(
 def sr_vs_step_png(
     reports: Sequence[CheckpointReport], baselines: Sequence[Baseline], *, title: str = "Success rate vs global step"
 ) -> bytes:
-    """Render the curve as PNG bytes (matplotlib's Agg backend: no display needed)."""
+    """Render the curve as PNG bytes (matplotlib's Agg backend: no display needed).
+
+    One panel per suite when there are several, so each suite's baseline lines stay readable
+    (LIBERO's four suites have paper numbers within a few points of each other).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    suites = sorted({s.suite for r in reports for s in r.suites})
-    fig, ax = plt.subplots(figsize=(9, 5), dpi=110)
+    suites = sorted({s.suite for r in reports for s in r.suites}) or [""]
+    ncols = 1 if len(suites) == 1 else 2
+    nrows = math.ceil(len(suites) / ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(9 if ncols == 1 else 12, 5 if nrows == 1 else 3.6 * nrows), dpi=110, squeeze=False
+    )
     try:
         colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        for i, suite in enumerate(suites):
-            _draw_suite(ax, suite, reports, baselines, colors[i % len(colors)])
-        ax.set_xlabel("global step")
-        ax.set_ylabel("success rate (%)")
-        ax.set_ylim(-2, 102)
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-        if suites:
-            ax.legend(loc="lower left", fontsize=8)
+        for i, ax in enumerate(axes.flat):
+            if i >= len(suites):
+                ax.set_visible(False)
+                continue
+            if suites[i]:
+                _draw_suite(ax, suites[i], reports, baselines, colors[i % len(colors)])
+                ax.legend(loc="lower right", fontsize=8)
+            ax.set_xlabel("global step")
+            ax.set_ylabel("success rate (%)")
+            ax.set_ylim(-2, 102)
+            ax.grid(alpha=0.3)
+        fig.suptitle(title)
         buf = io.BytesIO()
         fig.tight_layout()
         fig.savefig(buf, format="png")
