@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +48,14 @@ def evaluate(
     settings: EvalSettings | None = None,
     s3_client: Any = None,
     command: Sequence[str] | None = None,
+    on_episode: Callable[[RunResult], None] | None = None,
 ) -> RunResult:
     """Evaluate ``run`` and return its complete RunResult (also written to ``out_path``).
 
     ``policy`` overrides ``run.policy`` (tests and in-process pipelines); otherwise the policy spec is
-    loaded with the run's checkpoint, fetched from S3 when needed. On failure or interruption the
-    result file is written with status failed/incomplete and the error is re-raised.
+    loaded with the run's checkpoint, fetched from S3 when needed. ``on_episode`` is called with the
+    partial result after every finished episode (e.g. to send a workflow heartbeat). On failure or
+    interruption the result file is written with status failed/incomplete and the error is re-raised.
     """
     settings = settings or EvalSettings()
     writer = ResultWriter(
@@ -78,7 +80,7 @@ def evaluate(
         progress = Progress(
             run.trials * len(builder.tasks), desc=f"{run.suite} run{run.run_index}", enabled=settings.progress
         )
-        _rollout(run, builder, writer, settings, policy, progress)
+        _rollout(run, builder, writer, settings, policy, progress, on_episode)
     except KeyboardInterrupt:
         _final_write(writer, builder, RunStatus.INCOMPLETE, "interrupted (SIGINT/SIGTERM); re-run to complete it")
         raise
@@ -144,6 +146,7 @@ def _rollout(
     settings: EvalSettings,
     policy: Policy,
     progress: Progress,
+    on_episode: Callable[[RunResult], None] | None,
 ) -> None:
     task_ids = [t.task_id for t in builder.tasks]
     plan = plan_episodes(run.suite, run.seed, task_ids, run.trials, videos=run.videos)
@@ -184,6 +187,7 @@ def _rollout(
             progress=progress,
             task_language={t.task_id: t.language for t in builder.tasks},
             video_dir=video_dir,
+            on_episode=on_episode,
         ).run()
     finally:
         for w in workers:

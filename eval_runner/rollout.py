@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,8 @@ from eval_runner.results import ResultBuilder
 from eval_runner.scheduler import EpisodeTask, Scheduler
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerDied, WorkerHandle
-from rlinf_bench.contracts import EpisodeResult, RunStatus
-from rlinf_bench.errors import PolicyError, WorkerCrashError
+from rlinf_bench.contracts import EpisodeResult, RunResult, RunStatus
+from rlinf_bench.errors import PolicyError, RlinfBenchError, WorkerCrashError
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class Rollout:
         progress: Progress,
         task_language: dict[int, str],
         video_dir: Path | None = None,
+        on_episode: Callable[[RunResult], None] | None = None,
     ) -> None:
         self.policy = policy
         self.scheduler = scheduler
@@ -56,6 +58,7 @@ class Rollout:
         self.progress = progress
         self.language = task_language
         self.video_dir = video_dir
+        self.on_episode = on_episode
         self.max_steps = builder.max_steps
         self.settle_steps = builder.settle_steps
         self.total = len(scheduler)
@@ -167,7 +170,15 @@ class Rollout:
         if self._new:
             self.policy.reset(self._new)
             self._new = []
-        actions = check_actions(self.policy.act(batch), len(rows))
+        try:
+            raw_actions = self.policy.act(batch)
+        except RlinfBenchError:
+            raise
+        except Exception as exc:  # a bug in user policy code: fail the run, naming the policy
+            raise PolicyError(
+                f"policy {self.builder.run.policy!r} raised {type(exc).__name__} on a batch of {len(rows)}: {exc}"
+            ) from exc
+        actions = check_actions(raw_actions, len(rows))
         c.policy_s += time.perf_counter() - t0
         c.policy_calls += 1
         c.vector_steps += 1
@@ -208,12 +219,13 @@ class Rollout:
         )
         done = self.builder.finished
         self.progress.episode_done(success)
-        self.writer.write(
-            self.builder.build(
-                RunStatus.INCOMPLETE,
-                f"run in progress (or stopped without a final write): {done} of {self.total} episodes finished",
-            )
+        snapshot = self.builder.build(
+            RunStatus.INCOMPLETE,
+            f"run in progress (or stopped without a final write): {done} of {self.total} episodes finished",
         )
+        self.writer.write(snapshot)
+        if self.on_episode is not None:
+            self.on_episode(snapshot)
 
     def _save_video(self, w: WorkerHandle, ep: EpisodeTask) -> str | None:
         if self.video_dir is None:
@@ -223,7 +235,14 @@ class Rollout:
             w.send(("video", str(self.video_dir / name)))
             _, local = w.recv()
         except WorkerDied as exc:
-            log.warning("video of %s lost: %s", ep.episode_id, exc)
+            # the episode's outcome is already known: a lost video must not cost the run
+            log.error("video of %s lost: %s", ep.episode_id, exc)
+            self.builder.provenance.extra.setdefault("video_errors", []).append(f"{ep.episode_id}: {exc}")
+            w.restart()
+            return None
+        except RlinfBenchError as exc:
+            log.error("video of %s not written: %s", ep.episode_id, exc)
+            self.builder.provenance.extra.setdefault("video_errors", []).append(f"{ep.episode_id}: {exc}")
             return None
         if self.writer.is_s3:
             return self.writer.upload(Path(local), self.writer.sibling(f"videos/{Path(local).name}"))

@@ -20,8 +20,11 @@ def test_given_one_task_one_trial_when_evaluated_then_the_result_is_complete_sch
     tmp_path: Path, libero_cache: Path
 ) -> None:
     out = tmp_path / "result.json"
+    snapshots: list[RunResult] = []
 
-    result = evaluate(make_run(), out_path=out, settings=settings(libero_cache), command=["test"])
+    result = evaluate(
+        make_run(), out_path=out, settings=settings(libero_cache), command=["test"], on_episode=snapshots.append
+    )
 
     on_disk = json.loads(out.read_text())
     jsonschema.validate(on_disk, json.loads((REPO / "docs/schemas/run-result.schema.json").read_text()))
@@ -40,3 +43,6 @@ def test_given_one_task_one_trial_when_evaluated_then_the_result_is_complete_sch
     prov = result.provenance
     assert prov.packages["rlinf-libero"] == "0.1.3" and "mujoco" in prov.packages and "robosuite" in prov.packages
     assert prov.rendering_backend.startswith("egl") and prov.command == ["test"] and prov.cpu_count >= 1
+    assert prov.extra["throughput"]["policy_calls_per_vector_step"] == 1.0
+    # after its episode, and before the final write, the run reported itself in progress
+    assert [(s.status, s.episodes) for s in snapshots] == [(RunStatus.INCOMPLETE, 1)]
