@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import boto3
 import jsonschema
 import pytest
+from moto import mock_aws
 
 from eval_runner.loop import evaluate
 from rlinf_bench.contracts import RunResult, RunStatus
@@ -46,3 +48,25 @@ def test_given_one_task_one_trial_when_evaluated_then_the_result_is_complete_sch
     assert prov.extra["throughput"]["policy_calls_per_vector_step"] == 1.0
     # after its episode, and before the final write, the run reported itself in progress
     assert [(s.status, s.episodes) for s in snapshots] == [(RunStatus.INCOMPLETE, 1)]
+
+
+def test_given_an_s3_output_and_videos_then_result_and_video_land_in_the_bucket(
+    tmp_path: Path, libero_cache: Path
+) -> None:
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="results")
+
+        result = evaluate(
+            make_run(videos=1, max_steps=3),
+            out_path="s3://results/req/libero_spatial/run0.json",
+            settings=settings(libero_cache),
+            s3_client=s3,
+        )
+
+        body = s3.get_object(Bucket="results", Key="req/libero_spatial/run0.json")["Body"].read()
+        assert RunResult.from_json(body) == result and result.status is RunStatus.COMPLETE
+        video = result.tasks[0].episodes[0].video
+        assert video is not None and video.startswith("s3://results/req/libero_spatial/videos/task00_init00.")
+        key = video.removeprefix("s3://results/")
+        assert s3.head_object(Bucket="results", Key=key)["ContentLength"] > 1000
