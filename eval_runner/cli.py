@@ -42,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--videos", type=int, help="record videos of the first K episodes (default 0)")
     p.add_argument("--settle-steps", type=int, help="no-op steps after reset (default 10, OpenVLA-OFT; RLinf uses 15)")
     p.add_argument("--max-retries", type=int, default=2, help="re-runs of an episode after worker crashes")
+    p.add_argument("--worker-threads", type=int, help="compute threads per worker (default: cores // workers)")
     p.add_argument("--cache-dir", type=Path, help="LIBERO config and checkpoint cache (default ~/.cache/rlinf-bench)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -150,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         max_retries=args.max_retries,
         cache_dir=args.cache_dir,
         progress=not args.no_progress,
+        worker_threads=args.worker_threads,
     )
     # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)

@@ -27,7 +27,7 @@ from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerConfig, WorkerHandle
 from rlinf_bench.contracts import EvalRun, RunResult, RunStatus
 from rlinf_bench.errors import ConfigError, RlinfBenchError
-from rlinf_bench.provenance import collect_provenance
+from rlinf_bench.provenance import collect_provenance, cpu_count
 from rlinf_bench.suites import get_suite, resolve_task_ids
 
 log = logging.getLogger(__name__)
@@ -150,6 +150,7 @@ def _rollout(
 ) -> None:
     task_ids = [t.task_id for t in builder.tasks]
     plan = plan_episodes(run.suite, run.seed, task_ids, run.trials, videos=run.videos)
+    n_workers = max(1, min(run.workers, len(plan)))
     config = WorkerConfig(
         suite=run.suite,
         obs_spec=policy.obs_spec,
@@ -158,8 +159,9 @@ def _rollout(
         scene_hook=settings.scene_hook,
         fault=settings.fault_injection,
         log_level=logging.getLogger().getEffectiveLevel(),
+        # each worker gets its share of the cores (rendering on a CPU is multi-threaded in Mesa)
+        threads=settings.worker_threads or max(1, cpu_count() // n_workers),
     )
-    n_workers = max(1, min(run.workers, len(plan)))
     log.info(
         "evaluating suite=%s tasks=%s trials=%d max_steps=%d settle_steps=%d workers=%d policy=%s cameras=%s",
         run.suite,

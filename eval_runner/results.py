@@ -26,10 +26,12 @@ class RunCounters:
     sim_s: float = 0.0
     batch_rows: int = 0  # sum of batch sizes over policy calls (mean batch = batch_rows / policy_calls)
     worker_restarts: int = 0
-    steady_cycles: int = 0  # vector steps in which no episode started or ended
+    steady_cycles: int = 0  # vector steps in which every worker stepped and no episode started or ended
     steady_s: float = 0.0  # wall time of those cycles (policy call + all workers stepping + IPC)
     steady_rows: int = 0  # env steps taken in those cycles
     steady_sim_s: float = 0.0  # per cycle, the slowest worker's own env.step time, summed
+    first_act_at: float = 0.0  # perf_counter of the first policy call
+    last_finish_at: float = 0.0  # perf_counter of the last finished episode
 
     def throughput(self) -> dict[str, float]:
         """Harness figures for provenance: steady-state env steps/s, mean batch, policy calls per vector step."""
@@ -40,6 +42,11 @@ class RunCounters:
             "steady_vector_steps": self.steady_cycles,
             "steady_env_steps_per_s": self.steady_rows / self.steady_s if self.steady_s else 0.0,
             "steady_s_per_vector_step": self.steady_s / self.steady_cycles if self.steady_cycles else 0.0,
+            # rollout phase (first policy call to last episode end): stepping plus resets, scene builds
+            "rolling_s": max(0.0, self.last_finish_at - self.first_act_at),
+            "rolling_env_steps_per_s": self.env_steps / (self.last_finish_at - self.first_act_at)
+            if self.last_finish_at > self.first_act_at
+            else 0.0,
             # what the loop adds on top of the simulator: IPC, batching, the policy call, scheduling
             "harness_overhead": (self.steady_s - self.steady_sim_s) / self.steady_sim_s if self.steady_sim_s else 0.0,
         }

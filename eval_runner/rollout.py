@@ -64,8 +64,8 @@ class Rollout:
         self.total = len(scheduler)
         self._obs: dict[int, dict[str, Any]] = {}  # worker index -> observation waiting for an action
         self._new: list[str] = []  # episode ids that started since the last policy call
-        # Steady-state timing: a cycle (policy call to policy call) in which no episode started or ended
-        # measures pure stepping; resets and scene builds are accounted separately.
+        # Steady-state timing: a cycle (policy call to policy call) in which every worker stepped and no
+        # episode started or ended measures pure parallel stepping; resets and scene builds are not in it.
         self._last_act: float | None = None
         self._last_rows = 0
         self._cycle_clean = False
@@ -151,7 +151,9 @@ class Rollout:
     def _act(self) -> None:
         now = time.perf_counter()
         c = self.builder.counters
-        if self._last_act is not None and self._cycle_clean:
+        if c.first_act_at == 0.0:
+            c.first_act_at = now
+        if self._last_act is not None and self._cycle_clean and self._last_rows == len(self.workers):
             c.steady_cycles += 1
             c.steady_s += now - self._last_act
             c.steady_rows += self._last_rows
@@ -207,6 +209,7 @@ class Rollout:
         )
         self.builder.add(ep.task_id, result)
         self._cycle_clean = False
+        self.builder.counters.last_finish_at = time.perf_counter()
         w.episode = None
         log.info(
             "episode done task=%d init_state=%d success=%s steps=%d wall_s=%.1f retries=%d",

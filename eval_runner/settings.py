@@ -36,6 +36,9 @@ class EvalSettings(BaseModel):
     progress: bool = Field(default=True, description="tqdm progress bar on stderr")
     start_method: str = Field(default="spawn", description="multiprocessing start method of the env workers")
     s3_write_interval_s: float = Field(default=15.0, ge=0, description="Minimum time between result uploads to S3")
+    worker_threads: int | None = Field(
+        default=None, ge=1, description="Compute threads per worker; None: usable cores // workers"
+    )
     worker_reply_timeout_s: float = Field(
         default=900.0, gt=0, description="A worker silent this long (scene build or step) is treated as crashed"
     )

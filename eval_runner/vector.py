@@ -58,7 +58,7 @@ THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 def limit_threads(threads: int) -> None:
     """Cap this process's compute threads; N single-threaded workers on N cores beat oversubscription."""
     for var in THREAD_ENV_VARS:
-        os.environ.setdefault(var, str(threads))
+        os.environ[var] = str(threads)
 
 
 def worker_main(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - runs in the child
