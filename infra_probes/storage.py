@@ -41,6 +41,7 @@ class StorageSettings(BaseModel):
     block_bytes: int = Field(default=16 << 20, gt=0)
     fsx_capacity_tib: float | None = None
     fsx_tier_mb_s_per_tib: float | None = None
+    hugepages: bool = Field(default=False, description="Back the I/O buffer with transparent huge pages")
     instance_type: str | None = None
 
 
@@ -50,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--block-size", default="16M", help="bytes per write/read call (multiple of 4 KiB)")
     parser.add_argument("--fsx-capacity-tib", type=float, help="FSx capacity in TiB: sets the expectation")
     parser.add_argument("--fsx-tier", type=float, help="FSx throughput tier in MB/s per TiB (125/250/500/1000)")
+    parser.add_argument(
+        "--hugepages",
+        action="store_true",
+        help="back the I/O buffer with transparent huge pages (fewer pages to pin per O_DIRECT call)",
+    )
 
 
 def settings_from_args(args: argparse.Namespace) -> StorageSettings:
@@ -59,6 +65,7 @@ def settings_from_args(args: argparse.Namespace) -> StorageSettings:
         block_bytes=parse_size(args.block_size, name="--block-size"),
         fsx_capacity_tib=args.fsx_capacity_tib,
         fsx_tier_mb_s_per_tib=args.fsx_tier,
+        hugepages=args.hugepages,
         instance_type=args.instance_type,
     )
 
@@ -74,8 +81,8 @@ def measure(settings: StorageSettings) -> Outcome:
     fs = filesystem_of(directory)
     target_file = directory / f".rlinf-bench-storage-{uuid.uuid4().hex[:12]}.bin"
     try:
-        write = _write(target_file, settings.size_bytes, settings.block_bytes)
-        read = _read(target_file, settings.size_bytes, settings.block_bytes)
+        write = _write(target_file, settings.size_bytes, settings.block_bytes, hugepages=settings.hugepages)
+        read = _read(target_file, settings.size_bytes, settings.block_bytes, hugepages=settings.hugepages)
     finally:
         target_file.unlink(missing_ok=True)
     values = {
@@ -176,8 +183,16 @@ def _fill(buf: mmap.mmap, block_index: int) -> None:
     words[:, 0] = np.arange(block_index * pages, (block_index + 1) * pages, dtype=np.uint64)
 
 
-def _write(path: Path, size: int, block: int) -> dict[str, Any]:
-    buf = mmap.mmap(-1, block)  # anonymous mmap: page-aligned, as O_DIRECT requires
+def _buffer(block: int, hugepages: bool) -> mmap.mmap:
+    """Anonymous mmap: page-aligned, as O_DIRECT requires; optionally advised to use huge pages."""
+    buf = mmap.mmap(-1, block)
+    if hugepages and hasattr(mmap, "MADV_HUGEPAGE"):
+        buf.madvise(mmap.MADV_HUGEPAGE)
+    return buf
+
+
+def _write(path: Path, size: int, block: int, *, hugepages: bool = False) -> dict[str, Any]:
+    buf = _buffer(block, hugepages)
     try:
         buf.write(os.urandom(block))
         fd, direct = _open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
@@ -199,8 +214,8 @@ def _write(path: Path, size: int, block: int) -> dict[str, Any]:
     return {"seconds": seconds, "o_direct": direct}
 
 
-def _read(path: Path, size: int, block: int) -> dict[str, Any]:
-    buf = mmap.mmap(-1, block)
+def _read(path: Path, size: int, block: int, *, hugepages: bool = False) -> dict[str, Any]:
+    buf = _buffer(block, hugepages)
     try:
         fd, direct = _open(path, os.O_RDONLY)
         try:
