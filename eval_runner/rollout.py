@@ -27,7 +27,7 @@ from eval_runner.scheduler import EpisodeTask, Scheduler
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerDied, WorkerHandle
 from rlinf_bench.contracts import EpisodeResult, RunResult, RunStatus
-from rlinf_bench.errors import PolicyError, RlinfBenchError, WorkerCrashError
+from rlinf_bench.errors import PolicyError, RlinfBenchError, SimulatorError, WorkerCrashError
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,8 @@ class Rollout:
             return
         c = self.builder.counters
         c.sim_s += float(info.get("sim_s", 0.0))
-        assert w.episode is not None
+        if w.episode is None:
+            raise SimulatorError(f"worker {w.index} answered while running no episode (runner bug)")
         if was == "start":
             c.env_setup_s += float(info.get("setup_s", 0.0))
             w.loaded_task = w.episode.task_id
@@ -196,7 +197,8 @@ class Rollout:
     # -- episode end and crashes -----------------------------------------------------------------
     def _finish(self, w: WorkerHandle, *, success: bool) -> None:
         ep = w.episode
-        assert ep is not None
+        if ep is None:
+            raise SimulatorError(f"worker {w.index} finished an episode it was not running (runner bug)")
         video = self._save_video(w, ep) if ep.record_video else None
         result = EpisodeResult(
             init_state=ep.init_state,

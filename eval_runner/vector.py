@@ -230,14 +230,16 @@ class WorkerHandle:
         self.spawn()
 
     def send(self, msg: tuple[Any, ...]) -> None:
-        assert self.conn is not None
+        if self.conn is None:
+            raise WorkerDied(f"worker {self.index} has no connection")
         try:
             self.conn.send(msg)
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError) as exc:
             raise WorkerDied(self.describe_exit()) from exc
 
     def recv(self) -> tuple[Any, ...]:
-        assert self.conn is not None
+        if self.conn is None:
+            raise WorkerDied(f"worker {self.index} has no connection")
         try:
             reply: tuple[Any, ...] = self.conn.recv()
         except (EOFError, ConnectionResetError, OSError) as exc:
