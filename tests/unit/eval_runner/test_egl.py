@@ -9,6 +9,18 @@ import pytest
 from eval_runner.egl import assign_egl_device, egl_index_for_cuda, query_egl_cuda_ordinals
 
 
+def test_given_the_orderings_seen_on_a_two_gpu_node_then_the_visible_cuda_device_maps_to_its_egl_index() -> None:
+    # Read with query_egl_cuda_ordinals() on 2x H200 (driver 580): EGL always lists both GPUs, and the
+    # CUDA ordinal it reports follows CUDA_VISIBLE_DEVICES.
+    seen = {"unset": [0, 1], "0": [0, None], "1": [None, 0], "1,0": [1, 0]}
+    assert {cvd: egl_index_for_cuda(0, ordinals) for cvd, ordinals in seen.items()} == {
+        "unset": 0,
+        "0": 0,
+        "1": 1,
+        "1,0": 1,
+    }
+
+
 def test_given_egl_devices_in_a_different_order_than_cuda_then_the_matching_index_is_found() -> None:
     # e.g. a container where EGL lists the GPUs as CUDA 2, 0, 1 and a Mesa software device last
     ordinals = [2, 0, 1, None]
