@@ -3,7 +3,7 @@
 MLflow's system-metrics monitor logs NVML utilization per GPU every few seconds; the training loop
 logs each phase's duration per step. A step's phases are placed on the time line from its log time
 (rollout starts the step, right after the previous step was logged; the update ends it, before any
-save and the logging), and a system sample counts for a phase only when its whole averaging window
+save and the logging; the first step's rollout is left out, its start being unknown), and a system sample counts for a phase only when its whole averaging window
 lies inside that phase. Samples straddling two phases are dropped rather than guessed.
 """
 
@@ -96,9 +96,9 @@ def phase_intervals(
     for step in sorted(upd):
         end = upd[step].t - (save[step].value if step in save else 0.0)
         update.append((end - upd[step].value, end))
-        if step in gen:
-            start = previous_end if previous_end is not None else end - upd[step].value - gen[step].value
-            rollout.append((start, start + gen[step].value))
+        # The first step's start is unknown (nothing was logged before it): its rollout is left out.
+        if step in gen and previous_end is not None:
+            rollout.append((previous_end, previous_end + gen[step].value))
         previous_end = upd[step].t
     return rollout, update
 
