@@ -100,24 +100,30 @@ class Rollout:
 
     def _gather(self) -> None:
         """Wait for every stepping worker; take starting workers that are ready (block for one if none step)."""
-        timeout = self.settings.worker_reply_timeout_s
-        deadline = time.monotonic() + timeout
         while True:
             stepping = [w for w in self.workers if w.pending == "step"]
             starting = [w for w in self.workers if w.pending == "start"]
             if not stepping and (self._obs or not starting):
                 return
-            conns = {w.conn: w for w in stepping + starting if w.conn is not None}
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                for w in stepping or starting:
-                    self._crashed(w, f"worker {w.index} did not answer within {timeout:.0f} s", kill=True)
-                return
-            ready = wait(list(conns), timeout=remaining if stepping or not self._obs else 0)
+            now = time.monotonic()
+            expired = [w for w in stepping + starting if now - w.sent_at > self._limit(w)]
+            for w in expired:
+                what = "a scene build/reset" if w.pending == "start" else "a step"
+                self._crashed(w, f"worker {w.index} did not answer {what} within {self._limit(w):.0f} s", kill=True)
+            if expired:
+                continue
+            pending = stepping + starting
+            block = bool(stepping) or not self._obs
+            timeout = min(w.sent_at + self._limit(w) - now for w in pending) if block else 0.0
+            conns = {w.conn: w for w in pending if w.conn is not None}
+            ready = wait(list(conns), timeout=max(0.0, timeout))
             for conn in ready:
                 self._receive(conns[conn])  # type: ignore[index]
-            if not stepping and not ready:
-                return
+
+    def _limit(self, w: WorkerHandle) -> float:
+        if w.pending == "start":
+            return self.settings.start_timeout_s
+        return self.settings.step_timeout_s
 
     def _receive(self, w: WorkerHandle) -> None:
         was = w.pending

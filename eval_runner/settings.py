@@ -4,16 +4,19 @@ or they are test-only)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
 class FaultInjection(BaseModel):
-    """TEST-ONLY: make the worker running (task_id, init_state) die with ``os._exit`` at policy step ``at_step``.
+    """TEST-ONLY: make the worker running (task_id, init_state) fail at policy step ``at_step``.
 
-    With ``marker_file`` set the crash happens once: the worker creates the file before dying and never
-    crashes again while it exists (so the re-run succeeds). Without it the worker crashes every time,
-    which exercises the retry budget. Never set this in production requests.
+    ``mode="exit"`` dies with ``os._exit`` (like a segfault or an OOM kill); ``mode="hang"`` stops
+    answering (like a deadlocked renderer), which the runner detects with ``step_timeout_s``.
+    With ``marker_file`` set the fault happens once: the worker creates the file first and never fails
+    again while it exists (so the re-run succeeds). Without it the worker fails every time, which
+    exercises the retry budget. Never set this in production requests.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -23,6 +26,7 @@ class FaultInjection(BaseModel):
     at_step: int = Field(default=1, ge=0)
     marker_file: Path | None = None
     exit_code: int = 17
+    mode: Literal["exit", "hang"] = "exit"
 
 
 class EvalSettings(BaseModel):
@@ -39,8 +43,9 @@ class EvalSettings(BaseModel):
     worker_threads: int | None = Field(
         default=None, ge=1, description="Compute threads per worker; None: usable cores // workers"
     )
-    worker_reply_timeout_s: float = Field(
-        default=900.0, gt=0, description="A worker silent this long (scene build or step) is treated as crashed"
+    step_timeout_s: float = Field(default=300.0, gt=0, description="A worker silent this long on a step is hung")
+    start_timeout_s: float = Field(
+        default=900.0, gt=0, description="A worker silent this long building a scene / resetting is hung"
     )
     # TEST/DIAGNOSTICS ONLY ------------------------------------------------------------------------
     fault_injection: FaultInjection | None = None

@@ -165,7 +165,10 @@ class _WorkerState:  # pragma: no cover - runs in the child
             raise errors.SimulatorError("worker got a step before any episode started")
         if fault is not None and self._should_crash(fault, ep):
             if fault.marker_file is not None:
-                fault.marker_file.write_text(f"crashed pid {os.getpid()}\n")
+                fault.marker_file.write_text(f"{fault.mode} pid {os.getpid()}\n")
+            if fault.mode == "hang":
+                while True:  # test-only: stop answering like a deadlocked renderer would
+                    time.sleep(3600)
             os._exit(fault.exit_code)  # test-only: die like a segfaulting simulator would
         t0 = time.perf_counter()
         obs, done = self.env.step(action)
@@ -206,6 +209,7 @@ class WorkerHandle:
         self.pending: str | None = None  # "start" or "step" while a reply is outstanding
         self.steps = 0
         self.started_at = 0.0
+        self.sent_at = 0.0  # monotonic time of the last request (for reply timeouts)
         self.retry_count = 0
         self.loaded_task: int | None = None
         self.restarts = 0
@@ -234,6 +238,7 @@ class WorkerHandle:
             raise WorkerDied(f"worker {self.index} has no connection")
         try:
             self.conn.send(msg)
+            self.sent_at = time.monotonic()
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError) as exc:
             raise WorkerDied(self.describe_exit()) from exc
 

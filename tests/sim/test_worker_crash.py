@@ -50,3 +50,20 @@ def test_given_a_worker_that_always_crashes_when_evaluated_then_the_run_fails_an
     assert on_disk["status"] == "failed"
     assert "WorkerCrashError" in on_disk["error"] and "max_retries=1" in on_disk["error"]
     assert [e["init_state"] for e in on_disk["tasks"][0]["episodes"]] == [0]
+
+
+def test_given_a_worker_that_stops_answering_when_evaluated_then_it_is_killed_and_the_episode_rerun(
+    tmp_path: Path, libero_cache: Path
+) -> None:
+    marker = tmp_path / "hung-once"
+    fault = FaultInjection(task_id=0, init_state=0, at_step=1, marker_file=marker, mode="hang")
+
+    result = evaluate(
+        make_run(trials=1),
+        out_path=tmp_path / "r.json",
+        settings=settings(libero_cache, fault_injection=fault, step_timeout_s=5),
+    )
+
+    assert marker.exists()
+    [episode] = result.tasks[0].episodes
+    assert (episode.retries, episode.steps, result.status) == (1, 5, RunStatus.COMPLETE)
