@@ -50,14 +50,29 @@ class ResultWriter:
         return self._client
 
     def write(self, result: RunResult, *, final: bool = False) -> bool:
-        """Write ``result`` unless a throttled (non-final) S3 write came too soon; returns whether it wrote."""
+        """Write ``result``; returns whether it wrote.
+
+        A non-final S3 write is skipped when it comes too soon after the last one, and a failed one is
+        logged and retried with the next snapshot. A final write, and every local write, raises on failure.
+        """
         now = time.monotonic()
         if not final and self._last_write is not None and now - self._last_write < self._min_interval_s:
             return False
         if self.is_s3:
-            self.client.put_object(
-                Bucket=self.bucket, Key=self.key, Body=result.to_json().encode(), ContentType="application/json"
-            )
+            try:
+                self.client.put_object(
+                    Bucket=self.bucket, Key=self.key, Body=result.to_json().encode(), ContentType="application/json"
+                )
+            except Exception as exc:  # botocore ClientError / EndpointConnectionError (boto3 already retried)
+                if final:
+                    raise
+                # A progress snapshot that did not make it is replaced by the next one; the run goes on.
+                log.warning(
+                    "could not upload the progress snapshot to %s (%s); will retry after the next episode",
+                    self.out,
+                    exc,
+                )
+                return False
         else:
             result.save(self.path)
         self._last_write = now

@@ -63,3 +63,16 @@ def test_given_an_s3_output_then_writes_are_throttled_but_the_final_one_always_g
 def test_given_an_s3_uri_without_an_object_key_then_it_is_rejected(uri: str) -> None:
     with pytest.raises(ConfigError, match="must name an object"):
         split_s3_uri(uri)
+
+
+def test_given_s3_failing_then_progress_snapshots_are_skipped_but_the_final_write_raises(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")  # the bucket does not exist
+        writer = ResultWriter("s3://missing-bucket/r.json", s3_client=s3, min_interval_s=0)
+
+        assert writer.write(_result(1)) is False
+        assert "could not upload the progress snapshot" in caplog.text
+        with pytest.raises(s3.exceptions.NoSuchBucket):
+            writer.write(_result(1, RunStatus.COMPLETE), final=True)
