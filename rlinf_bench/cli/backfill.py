@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-from rlinf_bench.cli.intake_common import Clients, add_intake_options, state_machine_arn
+from rlinf_bench.cli.intake_common import Clients, add_intake_options, intake_config, state_machine_arn
 from rlinf_bench.errors import ConfigError
 
 
@@ -35,13 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from rlinf_bench.checkpoints.completeness import check_completeness, lister_for
     from rlinf_bench.checkpoints.discovery import discover_checkpoints
-    from rlinf_bench.intake.config import load_intake_config
     from rlinf_bench.intake.starter import ExecutionStarter
 
     clients = Clients(args.region)
-    config = load_intake_config(args.config, ssm_factory=lambda: clients("ssm"), s3_factory=lambda: clients("s3"))
-    if args.quiet_period is not None:
-        config = config.model_copy(update={"quiet_period_s": args.quiet_period})
+    config = intake_config(args, clients)
     arn = state_machine_arn(args)
     starter = ExecutionStarter(clients("stepfunctions"), arn) if arn else None
     refs = discover_checkpoints(args.root, s3_factory=lambda: clients("s3"), patterns=config.patterns)

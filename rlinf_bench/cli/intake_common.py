@@ -28,6 +28,16 @@ def add_intake_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
+def intake_config(args: argparse.Namespace, clients: Clients) -> Any:
+    """The intake config named by --config (built-in defaults otherwise), with --quiet-period applied."""
+    from rlinf_bench.intake.config import load_intake_config
+
+    config = load_intake_config(args.config, ssm_factory=lambda: clients("ssm"), s3_factory=lambda: clients("s3"))
+    if args.quiet_period is not None:
+        config = config.model_copy(update={"quiet_period_s": args.quiet_period})
+    return config
+
+
 def state_machine_arn(args: argparse.Namespace) -> str:
     arn = args.state_machine_arn or next((os.environ[n] for n in STATE_MACHINE_ENV if os.environ.get(n)), "")
     if not arn and not args.dry_run:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rlinf_bench.cli.intake_common import Clients, add_intake_options, state_machine_arn
+from rlinf_bench.cli.intake_common import Clients, add_intake_options, intake_config, state_machine_arn
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,13 +23,10 @@ def run(args: argparse.Namespace) -> int:
     from rlinf_bench.checkpoints.completeness import check_completeness, lister_for
     from rlinf_bench.checkpoints.keys import ref_from_root_uri
     from rlinf_bench.errors import CheckpointNotReadyError
-    from rlinf_bench.intake.config import load_intake_config
     from rlinf_bench.intake.starter import ExecutionStarter
 
     clients = Clients(args.region)
-    config = load_intake_config(args.config, ssm_factory=lambda: clients("ssm"), s3_factory=lambda: clients("s3"))
-    if args.quiet_period is not None:
-        config = config.model_copy(update={"quiet_period_s": args.quiet_period})
+    config = intake_config(args, clients)
     arn = state_machine_arn(args)
     ref = ref_from_root_uri(args.checkpoint, patterns=config.patterns)
     verdict = check_completeness(
