@@ -134,6 +134,7 @@ def _mean(per_device: list[dict[str, Any]], key: str) -> float | None:
 def _outcome(per_device: list[dict[str, Any]], settings: GpuSettings) -> Outcome:
     units = {
         "util_pct": "%",
+        "memctrl_busy_pct": "%",
         "sm_active_pct": "%",
         "tensor_active_pct": "%",
         "dram_bw_pct": "%",
