@@ -5,14 +5,18 @@ For each observation config (physics only; one 128 px agent-view camera) it meas
 - the simulator's own step time, in process, with exactly the env config the workers use
   (``LiberoEnv.step``: robosuite step + observation extraction), after warm-up;
 - a real ``evaluate()`` run at 1 worker and at N workers with a constant-action policy. From the
-  runner's steady-state counters (vector steps in which no episode started or ended) come the harness's
-  time per vector step and env steps/s; from the whole run, episodes/hour including resets and scene builds.
+  runner's steady-state counters (vector steps in which every worker stepped and no episode started or
+  ended) come the harness's time per vector step and env steps/s, and the share of it that is not the
+  workers' own ``env.step`` time; the rollout phase (first policy call to last episode end) adds resets;
+  the whole run adds process start and scene builds (episodes/hour).
 
-Derived: parallel efficiency = steps/s(N) / (N x steps/s(1)); harness overhead at 1 worker =
-time per vector step / raw step time - 1; policy calls per vector step, counted by a wrapper around the
-policy and compared with the runner's vector-step count.
+Derived: parallel efficiency = steps/s(N) / (N x steps/s(1)), stepping and rollout phase; harness
+overhead at 1 worker = time per vector step / raw in-process step time - 1; policy calls per vector step,
+counted by a wrapper around the policy and compared with the runner's vector-step count. Each
+measurement is repeated (``--repeats``, interleaved) and the fastest kept: the dev box is shared.
 
-Run: ``.venv/bin/python bench/eval_throughput.py [--quick]``; writes bench/results/eval_throughput.json.
+Run: ``.venv/bin/python bench/eval_throughput.py [--quick] [--repeats K]``; writes
+bench/results/eval_throughput.json (with the load average before and after).
 """
 
 from __future__ import annotations
@@ -168,13 +172,21 @@ def harness(spec: ObservationSpec, workers: int, episodes: int, max_steps: int, 
     }
 
 
-def measure(name: str, spec: ObservationSpec, n: int, quick: bool, cache: Path) -> dict[str, Any]:
+def _best(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    # Other jobs share this box: the fastest of the repeats is the one least disturbed by them.
+    return dict(max(samples, key=lambda s: s["steady_env_steps_per_s"]), repeats=samples)
+
+
+def measure(name: str, spec: ObservationSpec, n: int, quick: bool, repeats: int, cache: Path) -> dict[str, Any]:
     cam = bool(spec.cameras)
     steps = (60 if cam else 300) // (2 if quick else 1)
     max_steps = (60 if cam else 200) // (2 if quick else 1)
-    raw = raw_step_ms(spec, steps, cache, threads=1)
-    one = harness(spec, 1, EPISODES_PER_WORKER, max_steps, cache)
-    many = harness(spec, n, EPISODES_PER_WORKER * n, max_steps, cache)
+    raw = min((raw_step_ms(spec, steps, cache, threads=1) for _ in range(repeats)), key=lambda r: float(r["mean_ms"]))
+    ones, manys = [], []
+    for _ in range(repeats):  # interleaved, so slow phases of the box hit both sides alike
+        ones.append(harness(spec, 1, EPISODES_PER_WORKER, max_steps, cache))
+        manys.append(harness(spec, n, EPISODES_PER_WORKER * n, max_steps, cache))
+    one, many = _best(ones), _best(manys)
     overhead = one["steady_ms_per_vector_step"] / raw["mean_ms"] - 1
     efficiency = many["steady_env_steps_per_s"] / (n * one["steady_env_steps_per_s"])
     rolling_eff = many["rolling_env_steps_per_s"] / (n * one["rolling_env_steps_per_s"])
@@ -197,6 +209,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="half the steps (smoke run)")
     parser.add_argument("--workers", type=int, default=0, help="N (default: usable cores)")
+    parser.add_argument("--repeats", type=int, default=2, help="repeat each measurement; the fastest is kept")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "eval_throughput.json")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -210,12 +223,14 @@ def main() -> int:
     load_before = os.getloadavg()
     t0 = time.time()
     ipc_us = ipc_roundtrip_us()
-    rows = [measure(name, spec, n, args.quick, cache) for name, spec in CONFIGS.items()]
+    rows = [measure(name, spec, n, args.quick, args.repeats, cache) for name, spec in CONFIGS.items()]
     doc = {
         "benchmark": "eval_throughput",
         "suite": SUITE,
         "task": TASK,
         "n_workers": n,
+        "repeats": args.repeats,
+        "selection": "per config and worker count, the repeat with the highest steady-state steps/s",
         "cores": len(os.sched_getaffinity(0)),
         "cpu": platform.processor() or platform.machine(),
         "loadavg_before": [round(x, 2) for x in load_before],
