@@ -30,20 +30,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The evaluate options (shared by both entry points)."""
     p.add_argument("--request", metavar="VALUE", help="EvalRun JSON: a file path, an s3:// URI, or inline JSON")
     p.add_argument("--checkpoint", metavar="URI", help="global_step_<N> directory or s3://bucket/prefix")
-    p.add_argument("--suite", help="libero_spatial | libero_object | libero_goal | libero_10 | libero_90")
+    p.add_argument(
+        "--suite", metavar="NAME", help="libero_spatial | libero_object | libero_goal | libero_10 | libero_90"
+    )
     p.add_argument("--tasks", metavar="IDS", help="comma-separated task ids, e.g. 0,3,5 (default: all)")
-    p.add_argument("--trials", type=int, help="episodes per task, one per fixed initial state (default 50)")
-    p.add_argument("--max-steps", type=int, help="policy steps per episode (default: the suite's)")
-    p.add_argument("--seed", type=int, help="run seed; episode seeds derive from it (default 0)")
-    p.add_argument("--run-index", type=int, help="index of this run among the request's runs (default 0)")
+    p.add_argument(
+        "--trials", type=int, metavar="N", help="episodes per task, one per fixed initial state (default 50)"
+    )
+    p.add_argument("--max-steps", type=int, metavar="N", help="policy steps per episode (default: the suite's)")
+    p.add_argument("--seed", type=int, metavar="S", help="run seed; episode seeds derive from it (default 0)")
+    p.add_argument("--run-index", type=int, metavar="K", help="index of this run among the request's runs (default 0)")
     p.add_argument("--policy", metavar="SPEC", help="builtin:demo (default), builtin:zero, server:ws://..., python:m:f")
-    p.add_argument("--workers", type=int, help="environment worker processes (default 1)")
+    p.add_argument("--workers", type=int, metavar="N", help="environment worker processes (default 1)")
     p.add_argument("--out", metavar="FILE", help="result JSON: a local path or s3://bucket/key")
-    p.add_argument("--videos", type=int, help="record videos of the first K episodes (default 0)")
-    p.add_argument("--settle-steps", type=int, help="no-op steps after reset (default 10, OpenVLA-OFT; RLinf uses 15)")
-    p.add_argument("--max-retries", type=int, default=2, help="re-runs of an episode after worker crashes")
-    p.add_argument("--worker-threads", type=int, help="compute threads per worker (default: cores // workers)")
-    p.add_argument("--cache-dir", type=Path, help="LIBERO config and checkpoint cache (default ~/.cache/rlinf-bench)")
+    p.add_argument("--videos", type=int, metavar="K", help="record videos of the first K episodes (default 0)")
+    p.add_argument(
+        "--settle-steps", type=int, metavar="N", help="no-op steps after reset (default 10, OpenVLA-OFT; RLinf uses 15)"
+    )
+    p.add_argument("--max-retries", type=int, metavar="N", default=2, help="re-runs of an episode after worker crashes")
+    p.add_argument(
+        "--worker-threads", type=int, metavar="N", help="compute threads per worker (default: cores // workers)"
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="LIBERO config and checkpoint cache (default ~/.cache/rlinf-bench)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
