@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from infra_probes.common import Outcome, format_size, m
+from infra_probes.common import Outcome, extra_check, format_size, m
 from infra_probes.environment import detect_environment, filesystem_of
 from infra_probes.targets import resolve_target
 from rlinf_bench.contracts import ProbeEnvironment, Target
@@ -116,14 +116,8 @@ def measure(settings: CheckpointSettings) -> Outcome:
         "file_bytes": file_bytes,
         "page_cache_dropped_before_load": cache_dropped,
         "file_system": filesystem_of(directory),
-        "checks": [],
+        "checks": extra_check(values, load_target),
     }
-    if load_target is not None:
-        from infra_probes.common import meets
-
-        details["checks"].append(
-            {"target": load_target.model_dump(), "value": load_s, "passed": meets(load_s, load_target)}
-        )
     return Outcome(values=values, target=target, details=details)
 
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from infra_probes.common import parse_target, run_probe
+from infra_probes.common import now_iso, parse_target, run_probe
 from rlinf_bench.contracts import ProbeResult, ProbeVerdict
 from rlinf_bench.errors import ConfigError, RlinfBenchError
 
@@ -67,8 +67,6 @@ def execute(args: argparse.Namespace) -> ProbeResult:
         settings = module.settings_from_args(args)
         override = parse_target(args.target) if args.target else None
     except (ConfigError, ValueError) as exc:
-        from infra_probes.common import now_iso
-
         return ProbeResult(
             probe=args.probe, verdict=ProbeVerdict.FAIL, reason=f"bad input: {exc}", started_at=now_iso()
         )

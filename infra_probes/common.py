@@ -66,6 +66,14 @@ def meets(value: float, target: Target) -> bool:
     return value <= target.value
 
 
+def extra_check(values: dict[str, Measurement], target: Target | None) -> list[dict[str, Any]]:
+    """A secondary target (reported in ``details.checks``, not the verdict); empty when it cannot apply."""
+    measured = values.get(target.metric) if target else None
+    if target is None or measured is None:
+        return []
+    return [{"target": target.model_dump(), "value": measured.value, "passed": meets(measured.value, target)}]
+
+
 def judge(values: dict[str, Measurement], target: Target | None) -> tuple[ProbeVerdict, str]:
     """Verdict of a measurement against its target; no target or no such value gives ``not_available``."""
     if target is None:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from infra_probes import mlflow_source
-from infra_probes.common import Outcome, m, meets
+from infra_probes.common import Outcome, extra_check, m
 from infra_probes.environment import detect_environment
 from infra_probes.targets import resolve_target
 from rlinf_bench.contracts import ProbeEnvironment, Target
@@ -163,10 +163,7 @@ def _outcome(per_device: list[dict[str, Any]], settings: GpuSettings) -> Outcome
         "memory_used_pct",
         Target(metric="memory_used_pct", op=">", value=80.0, unit="%", source="brief: memory > 80 % (used/total)"),
     )
-    checks = []
-    if mem_target and "memory_used_pct" in values:
-        value = values["memory_used_pct"].value
-        checks.append({"target": mem_target.model_dump(), "value": value, "passed": meets(value, mem_target)})
+    checks = extra_check(values, mem_target)
     details = {"mode": "live", "gpm_supported": gpm, "devices": per_device, "checks": checks}
     outcome = Outcome(values=values, target=target, details=details)
     problems = [p for d in per_device for p in d["health"]["problems"]]

@@ -14,7 +14,7 @@ import statistics
 from typing import Any
 
 from infra_probes import mlflow_source as src
-from infra_probes.common import Outcome, m
+from infra_probes.common import Outcome, extra_check, m
 from infra_probes.targets import resolve_target
 from rlinf_bench.contracts import Target
 from rlinf_bench.errors import ProbeUnavailableError
@@ -119,15 +119,10 @@ def _inside(util: dict[int, list[src.Point]], intervals: list[Interval], window:
 
 
 def _memory_check(values: dict[str, Any], instance_type: str | None) -> list[dict[str, Any]]:
-    from infra_probes.common import meets
-
     target = resolve_target(
         "gpu",
         "memory_used_pct",
         Target(metric="memory_used_pct", op=">", value=80.0, unit="%", source="brief: memory > 80 % (used/total)"),
         instance_type=instance_type,
     )
-    measured = values.get("memory_used_pct")
-    if target is None or measured is None:
-        return []
-    return [{"target": target.model_dump(), "value": measured.value, "passed": meets(measured.value, target)}]
+    return extra_check(values, target)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from infra_probes.common import Outcome, format_size, m, parse_size
+from infra_probes.common import Outcome, extra_check, format_size, m, parse_size
 from infra_probes.environment import detect_environment, filesystem_of
 from infra_probes.targets import fsx_expectation_mb_s, resolve_target
 from rlinf_bench.contracts import ProbeEnvironment, Target
@@ -118,7 +118,7 @@ def measure(settings: StorageSettings) -> Outcome:
         "fsync": True,
         "data": "random bytes, unique per 4 KiB page (incompressible, not deduplicable)",
         "file_system": fs,
-        "checks": [_check(values, read_target)] if read_target else [],
+        "checks": extra_check(values, read_target),
         "fsx_expectation_mb_s": expectation,
     }
     outcome = Outcome(values=values, target=target, details=details)
@@ -131,17 +131,6 @@ def measure(settings: StorageSettings) -> Outcome:
     elif not details["o_direct"]:
         outcome.note = "the file system refused O_DIRECT: measured buffered I/O with fsync and page-cache eviction"
     return outcome
-
-
-def _check(values: dict[str, Any], target: Target) -> dict[str, Any]:
-    from infra_probes.common import meets
-
-    measured = values.get(target.metric)
-    return {
-        "target": target.model_dump(),
-        "value": measured.value if measured else None,
-        "passed": bool(measured and meets(measured.value, target)),
-    }
 
 
 def _check_inputs(directory: Path, settings: StorageSettings) -> None:
