@@ -32,6 +32,7 @@ class GpuSettings(BaseModel):
     interval_s: float = Field(default=1.0, ge=0.1, description="GPM needs >= 100 ms between samples")
     devices: list[int] | None = None
     run_id: str | None = None
+    experiment: str | None = None
     tracking_uri: str | None = None
     generate_metric: str = mlflow_source.GENERATE
     update_metric: str = mlflow_source.UPDATE
@@ -57,6 +58,7 @@ def settings_from_args(args: argparse.Namespace) -> GpuSettings:
         interval_s=args.interval_s,
         devices=devices,
         run_id=args.run_id,
+        experiment=args.experiment,
         tracking_uri=args.tracking_uri,
         generate_metric=args.generate_metric,
         update_metric=args.update_metric,
@@ -66,16 +68,18 @@ def settings_from_args(args: argparse.Namespace) -> GpuSettings:
 
 
 def environment(settings: GpuSettings) -> ProbeEnvironment:
-    return detect_environment(instance_type=settings.instance_type, with_gpu=settings.run_id is None)
+    live = settings.run_id is None and settings.experiment is None
+    return detect_environment(instance_type=settings.instance_type, with_gpu=live)
 
 
 def measure(settings: GpuSettings) -> Outcome:
-    if settings.run_id:
+    if settings.run_id or settings.experiment:
         from infra_probes.gpu_mlflow import measure_from_mlflow
 
+        client = mlflow_source.open_client(settings.tracking_uri)
         return measure_from_mlflow(
-            settings.run_id,
-            mlflow_source.open_client(settings.tracking_uri),
+            mlflow_source.resolve_run(client, settings.run_id, settings.experiment),
+            client,
             generate_metric=settings.generate_metric,
             update_metric=settings.update_metric,
             save_metric=settings.save_metric,

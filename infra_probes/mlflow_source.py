@@ -25,6 +25,10 @@ class MetricClient(Protocol):
 
     def get_metric_history(self, run_id: str, key: str) -> list[Any]: ...
 
+    def get_experiment_by_name(self, name: str) -> Any: ...
+
+    def search_runs(self, experiment_ids: list[str], *, order_by: list[str], max_results: int) -> Any: ...
+
 
 @dataclass(frozen=True)
 class Point:
@@ -36,6 +40,7 @@ class Point:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--experiment", help="MLflow experiment name: read its most recently started run")
     parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
     parser.add_argument("--generate-metric", default=GENERATE, help="rollout phase duration metric (s)")
     parser.add_argument("--update-metric", default=UPDATE, help="policy update duration metric (s)")
@@ -50,6 +55,25 @@ def open_client(tracking_uri: str | None) -> MetricClient:
         raise ProbeUnavailableError("reading MLflow runs needs mlflow (or mlflow-skinny); pip install mlflow") from exc
     client: MetricClient = MlflowClient(tracking_uri=tracking_uri)
     return client
+
+
+def resolve_run(client: MetricClient, run_id: str | None, experiment: str | None) -> str:
+    """``run_id`` as given, else the most recently started run of ``experiment``."""
+    if run_id:
+        return run_id
+    if not experiment:
+        raise ProbeError("name the training run: pass --run-id RUN_ID or --experiment NAME")
+    try:
+        exp = client.get_experiment_by_name(experiment)
+    except Exception as exc:  # a dead tracking server
+        raise ProbeError(f"MLflow experiment {experiment!r} cannot be read: {str(exc).splitlines()[0]}") from exc
+    if exp is None:
+        raise ProbeError(f"no MLflow experiment named {experiment!r}; check --experiment and --tracking-uri")
+    runs = client.search_runs([exp.experiment_id], order_by=["attributes.start_time DESC"], max_results=1)
+    if not runs:
+        raise ProbeUnavailableError(f"MLflow experiment {experiment!r} has no runs yet")
+    latest: str = runs[0].info.run_id
+    return latest
 
 
 def metric_keys(client: MetricClient, run_id: str) -> list[str]:

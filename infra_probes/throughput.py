@@ -27,7 +27,8 @@ BRIEF_SAVE_S = 60.0
 class ThroughputSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    run_id: str
+    run_id: str | None = None
+    experiment: str | None = None
     tracking_uri: str | None = None
     generate_metric: str = src.GENERATE
     update_metric: str = src.UPDATE
@@ -37,7 +38,7 @@ class ThroughputSettings(BaseModel):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--run-id", required=True, help="MLflow run id of the training run")
+    parser.add_argument("--run-id", help="MLflow run id of the training run (or --experiment for its latest run)")
     src.add_arguments(parser)
     parser.add_argument(
         "--step-metric",
@@ -49,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def settings_from_args(args: argparse.Namespace) -> ThroughputSettings:
     return ThroughputSettings(
         run_id=args.run_id,
+        experiment=args.experiment,
         tracking_uri=args.tracking_uri,
         generate_metric=args.generate_metric,
         update_metric=args.update_metric,
@@ -65,18 +67,19 @@ def environment(settings: ThroughputSettings) -> ProbeEnvironment:
 def measure(settings: ThroughputSettings, client: src.MetricClient | None = None) -> Outcome:
     """Read the run's histories and summarize them; ``client`` defaults to an MlflowClient."""
     client = client or src.open_client(settings.tracking_uri)
-    keys = src.metric_keys(client, settings.run_id)
+    run_id = src.resolve_run(client, settings.run_id, settings.experiment)
+    keys = src.metric_keys(client, run_id)
     src.require(
         keys,
         [settings.generate_metric, settings.update_metric],
-        settings.run_id,
+        run_id,
         "log the phase timings (seconds) per step, or name them with --generate-metric/--update-metric",
     )
-    gen = src.history(client, settings.run_id, settings.generate_metric)
-    upd = src.history(client, settings.run_id, settings.update_metric)
-    save = src.history(client, settings.run_id, settings.save_metric) if settings.save_metric in keys else []
-    steps = _step_points(client, settings, keys, upd)
-    values: dict[str, Any] = {"steps_per_hour": m(_steps_per_hour(steps, settings.run_id), "steps/h")}
+    gen = src.history(client, run_id, settings.generate_metric)
+    upd = src.history(client, run_id, settings.update_metric)
+    save = src.history(client, run_id, settings.save_metric) if settings.save_metric in keys else []
+    steps = _step_points(client, settings, run_id, keys, upd)
+    values: dict[str, Any] = {"steps_per_hour": m(_steps_per_hour(steps, run_id), "steps/h")}
     summaries: dict[str, dict[str, float]] = {}
     for name, points in (("generate", gen), ("update", upd), ("save", save)):
         summary = summary_percentiles([p.value for p in points])
@@ -97,7 +100,7 @@ def measure(settings: ThroughputSettings, client: src.MetricClient | None = None
     )
     target = resolve_target("throughput", "save_p95_s", default, instance_type=settings.instance_type)
     details = {
-        "run_id": settings.run_id,
+        "run_id": run_id,
         "steps_logged": len(steps),
         "first_step": steps[0].value if steps else None,
         "last_step": steps[-1].value if steps else None,
@@ -111,11 +114,11 @@ def measure(settings: ThroughputSettings, client: src.MetricClient | None = None
 
 
 def _step_points(
-    client: src.MetricClient, settings: ThroughputSettings, keys: list[str], fallback: list[src.Point]
+    client: src.MetricClient, settings: ThroughputSettings, run_id: str, keys: list[str], fallback: list[src.Point]
 ) -> list[src.Point]:
     """(time, global step) pairs: the step metric's values, else the update metric's step column."""
     if settings.step_metric in keys:
-        return src.history(client, settings.run_id, settings.step_metric)
+        return src.history(client, run_id, settings.step_metric)
     return [src.Point(t=p.t, step=p.step, value=float(p.step)) for p in fallback]
 
 

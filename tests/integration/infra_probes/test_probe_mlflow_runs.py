@@ -81,7 +81,12 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
     no_system = client.create_run(experiment).info.run_id
     client.log_batch(no_system, metrics=[m for m in metrics if not m.key.startswith("system/")])
-    return {"uri": uri, "full": full, "bare": bare, "no_system": no_system, "last_end": str(steps[-1]["end"])}
+    # The newest run of its own experiment, for --experiment.
+    latest_exp = client.create_experiment("rlinf-latest")
+    client.create_run(latest_exp, start_time=ms(T0))
+    latest = client.create_run(latest_exp, start_time=ms(T0 + 60)).info.run_id
+    client.log_batch(latest, metrics=metrics)
+    return {"uri": uri, "full": full, "bare": bare, "no_system": no_system, "latest": latest}
 
 
 def run(*argv: str) -> ProbeResult:
@@ -173,3 +178,40 @@ def test_given_a_result_when_written_with_out_then_it_reloads_as_a_probe_result(
     assert rc == 0
     loaded = ProbeResult.load(out)
     assert loaded.probe == "throughput" and loaded.verdict == ProbeVerdict.PASS
+
+
+def test_given_an_experiment_name_when_probed_then_its_most_recent_run_is_read(store: dict[str, str]) -> None:
+    result = run("throughput", "--experiment", "rlinf-latest", "--tracking-uri", store["uri"])
+    assert result.details["run_id"] == store["latest"] and result.verdict == ProbeVerdict.PASS
+    gpu = run("gpu", "--experiment", "rlinf-latest", "--tracking-uri", store["uri"])
+    assert gpu.details["run_id"] == store["latest"] and gpu.values["util_update_pct"].value == pytest.approx(90.0)
+
+
+def test_given_an_unknown_experiment_or_no_run_when_probed_then_fail_says_what_to_pass(store: dict[str, str]) -> None:
+    unknown = run("throughput", "--experiment", "no-such-experiment", "--tracking-uri", store["uri"])
+    assert unknown.verdict == ProbeVerdict.FAIL and "no-such-experiment" in unknown.reason
+    neither = run("throughput", "--tracking-uri", store["uri"])
+    assert neither.verdict == ProbeVerdict.FAIL and "--run-id" in neither.reason
+
+
+def test_given_an_s3_out_when_emitted_then_the_result_lands_in_the_bucket(
+    store: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import boto3
+    from moto import mock_aws
+
+    from infra_probes.cli import emit
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    args = build_parser().parse_args(
+        ["throughput", "--run-id", store["full"], "--tracking-uri", store["uri"], "--out", "s3://probes/run/tp.json"]
+    )
+    result = execute(args)
+    with mock_aws():
+        s3 = boto3.client("s3")
+        s3.create_bucket(Bucket="probes")
+        emit(result, args)
+        body = s3.get_object(Bucket="probes", Key="run/tp.json")["Body"].read()
+    assert ProbeResult.from_json(body) == result
