@@ -84,19 +84,22 @@ class Rollout:
 
     def _assign_idle_workers(self) -> None:
         for w in self.workers:
-            if w.episode is not None:
-                continue
-            ep = self.scheduler.next_for(w.loaded_task)
-            if ep is None:
-                continue
-            w.episode = ep
-            w.steps = 0
-            w.started_at = time.perf_counter()
-            try:
-                w.send(("start", ep, self.settle_steps))
-                w.pending = "start"
-            except WorkerDied as exc:
-                self._crashed(w, str(exc))
+            if w.episode is None:
+                self._assign(w)
+
+    def _assign(self, w: WorkerHandle) -> None:
+        """Start the worker's next episode (its reset then overlaps with the other workers' steps)."""
+        ep = self.scheduler.next_for(w.loaded_task)
+        if ep is None:
+            return
+        w.episode = ep
+        w.steps = 0
+        w.started_at = time.perf_counter()
+        try:
+            w.send(("start", ep, self.settle_steps))
+            w.pending = "start"
+        except WorkerDied as exc:
+            self._crashed(w, str(exc))
 
     def _gather(self) -> None:
         """Wait for every stepping worker; take starting workers that are ready (block for one if none step)."""
@@ -147,10 +150,9 @@ class Rollout:
         w.steps += 1
         c.env_steps += 1
         self._cycle_sim_max = max(self._cycle_sim_max, float(info.get("sim_s", 0.0)))
-        if info.get("done"):
-            self._finish(w, success=True)
-        elif w.steps >= self.max_steps:
-            self._finish(w, success=False)
+        if info.get("done") or w.steps >= self.max_steps:
+            self._finish(w, success=bool(info.get("done")))
+            self._assign(w)  # right away, not after this vector step
         else:
             self._obs[w.index] = obs
 
