@@ -16,7 +16,7 @@ from typing import Any
 from infra_probes import mlflow_source as src
 from infra_probes.common import Outcome, extra_check, m
 from infra_probes.targets import resolve_target
-from rlinf_bench.contracts import Target
+from rlinf_bench.contracts import Measurement, Target
 from rlinf_bench.errors import ProbeUnavailableError
 
 Interval = tuple[float, float]
@@ -54,22 +54,7 @@ def measure_from_mlflow(
             f"~{window:.0f} s, updates last ~{statistics.median(p.value for p in upd.values()):.0f} s); "
             "lower MLFLOW_SYSTEM_METRICS_SAMPLING_INTERVAL / SAMPLES_BEFORE_LOGGING"
         )
-    values = {
-        "util_update_pct": m(statistics.fmean(in_update), "%"),
-        "util_overall_pct": m(statistics.fmean(p.value for pts in util.values() for p in pts), "%"),
-        "samples_update": m(len(in_update), "count"),
-        "samples_rollout": m(len(in_rollout), "count"),
-    }
-    if in_rollout:
-        values["util_rollout_pct"] = m(statistics.fmean(in_rollout), "%")
-    mem = [
-        p.value
-        for i in gpus
-        if src.GPU_MEM_PCT.format(i=i) in keys
-        for p in src.history(client, run_id, src.GPU_MEM_PCT.format(i=i))
-    ]
-    if mem:
-        values["memory_used_pct"] = m(statistics.fmean(mem), "%")
+    values = _values(client, run_id, keys, gpus, util, in_update, in_rollout)
     default = Target(metric="util_update_pct", op=">", value=70.0, unit="%", source="brief: >70 % during policy update")
     target = resolve_target("gpu", "util_update_pct", default, instance_type=instance_type)
     checks = _memory_check(values, instance_type)
@@ -84,6 +69,30 @@ def measure_from_mlflow(
     }
     note = "MLflow logs NVML utilization only (share of time any kernel runs), which overstates SM activity"
     return Outcome(values=values, target=target, details=details, note=note)
+
+
+def _values(
+    client: src.MetricClient,
+    run_id: str,
+    keys: list[str],
+    gpus: list[int],
+    util: dict[int, list[src.Point]],
+    in_update: list[float],
+    in_rollout: list[float],
+) -> dict[str, Measurement]:
+    values = {
+        "util_update_pct": m(statistics.fmean(in_update), "%"),
+        "util_overall_pct": m(statistics.fmean(p.value for pts in util.values() for p in pts), "%"),
+        "samples_update": m(len(in_update), "count"),
+        "samples_rollout": m(len(in_rollout), "count"),
+    }
+    if in_rollout:
+        values["util_rollout_pct"] = m(statistics.fmean(in_rollout), "%")
+    memory_keys = [src.GPU_MEM_PCT.format(i=i) for i in gpus if src.GPU_MEM_PCT.format(i=i) in keys]
+    memory = [p.value for key in memory_keys for p in src.history(client, run_id, key)]
+    if memory:
+        values["memory_used_pct"] = m(statistics.fmean(memory), "%")
+    return values
 
 
 def phase_intervals(
