@@ -57,6 +57,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="LIBERO config and checkpoint cache (default ~/.cache/rlinf-bench)",
     )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the finished episodes of an unfinished result at --out and run only the rest",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -165,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
         progress=not args.no_progress,
         worker_threads=args.worker_threads,
+        resume=args.resume,
     )
     # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)

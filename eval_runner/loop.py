@@ -63,6 +63,13 @@ def evaluate(
         s3_client=s3_client,
         min_interval_s=settings.s3_write_interval_s,
     )
+    previous = writer.read_existing() if settings.resume else None
+    if previous is not None:
+        # Checked before anything is written: a mismatch must leave the other run's file untouched.
+        check_resumable(previous, run, settings, writer.out)
+        if previous.status is RunStatus.COMPLETE:
+            log.info("resume: %s is already complete; nothing to run", writer.out)
+            return previous
     # Until the run is validated, a failure is reported with what we know: the request and the provenance.
     builder = ResultBuilder(
         run, [], run.max_steps or 1, settings.settle_steps or 0, collect_provenance(command=command)
@@ -71,6 +78,8 @@ def evaluate(
     progress: Progress | None = None
     try:
         builder = _prepare(run, settings, command)
+        if previous is not None:
+            _preload(builder, previous)
         writer.write(builder.build(RunStatus.INCOMPLETE, "setting up"), final=True)
         if policy is None:
             policy = _load_policy(run, settings, s3_client)
@@ -78,17 +87,23 @@ def evaluate(
             command=command, policy=policy.describe(), extra=builder.provenance.extra
         )
         progress = Progress(
-            run.trials * len(builder.tasks), desc=f"{run.suite} run{run.run_index}", enabled=settings.progress
+            run.trials * len(builder.tasks),
+            desc=f"{run.suite} run{run.run_index}",
+            enabled=settings.progress,
+            initial_done=builder.finished,
+            initial_successes=builder.successes,
         )
         _rollout(run, builder, writer, settings, policy, progress, on_episode)
     except KeyboardInterrupt:
-        _final_write(writer, builder, RunStatus.INCOMPLETE, "interrupted (SIGINT/SIGTERM); re-run to complete it")
+        _final_write(
+            writer, builder, previous, RunStatus.INCOMPLETE, "interrupted (SIGINT/SIGTERM); re-run to complete it"
+        )
         raise
     except RlinfBenchError as exc:
-        _final_write(writer, builder, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+        _final_write(writer, builder, previous, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
         raise
     except Exception as exc:
-        _final_write(writer, builder, RunStatus.FAILED, f"internal error {type(exc).__name__}: {exc}")
+        _final_write(writer, builder, previous, RunStatus.FAILED, f"internal error {type(exc).__name__}: {exc}")
         raise
     finally:
         if progress is not None:
@@ -106,6 +121,52 @@ def evaluate(
         writer.out,
     )
     return result
+
+
+def check_resumable(previous: RunResult, run: EvalRun, settings: EvalSettings, out: str) -> None:
+    """Refuse to resume from a result of a different run (mixing them would corrupt the statistics)."""
+    suite = get_suite(run.suite)
+    expected = {
+        "suite": run.suite,
+        "run_index": run.run_index,
+        "seed": run.seed,
+        "policy": run.policy,
+        "trials_per_task": run.trials,
+        "max_steps": run.max_steps or suite.max_steps,
+        "settle_steps": suite.settle_steps if settings.settle_steps is None else settings.settle_steps,
+        "checkpoint": run.checkpoint.uri or None,
+        "tasks": resolve_task_ids(suite, run.task_ids),
+    }
+    found = {
+        "suite": previous.suite,
+        "run_index": previous.run_index,
+        "seed": previous.seed,
+        "policy": previous.policy,
+        "trials_per_task": previous.trials_per_task,
+        "max_steps": previous.max_steps,
+        "settle_steps": previous.settle_steps,
+        "checkpoint": previous.checkpoint.uri if previous.checkpoint else None,
+        "tasks": [t.task_id for t in previous.tasks],
+    }
+    diff = [f"{k}: file has {found[k]!r}, this run {v!r}" for k, v in expected.items() if found[k] != v]
+    if diff:
+        raise ConfigError(
+            f"cannot resume from {out}: it belongs to a different run ({'; '.join(diff)}); "
+            "write to another --out, or delete the file to start over"
+        )
+
+
+def _preload(builder: ResultBuilder, previous: RunResult) -> None:
+    for task in previous.tasks:
+        for episode in task.episodes:
+            builder.add(task.task_id, episode)
+    builder.provenance.extra["resumed"] = {
+        "episodes": builder.finished,
+        "previous_status": previous.status.value,
+        "previous_started_at": previous.timings.started_at,
+        "previous_error": previous.error,
+    }
+    log.info("resume: %d finished episodes kept from the previous attempt", builder.finished)
 
 
 def _prepare(run: EvalRun, settings: EvalSettings, command: Sequence[str] | None) -> ResultBuilder:
@@ -149,7 +210,10 @@ def _rollout(
     on_episode: Callable[[RunResult], None] | None,
 ) -> None:
     task_ids = [t.task_id for t in builder.tasks]
-    plan = plan_episodes(run.suite, run.seed, task_ids, run.trials, videos=run.videos)
+    done = {(task_id, e.init_state) for task_id, eps in builder.episodes.items() for e in eps}
+    plan = [e for e in plan_episodes(run.suite, run.seed, task_ids, run.trials, videos=run.videos) if e.key not in done]
+    if not plan:
+        return
     n_workers = max(1, min(run.workers, len(plan)))
     config = WorkerConfig(
         suite=run.suite,
@@ -207,10 +271,19 @@ def _video_dir(writer: ResultWriter, settings: EvalSettings) -> Path:
     return writer.path.parent / f"{writer.path.stem}.videos"
 
 
-def _final_write(writer: ResultWriter, builder: ResultBuilder, status: RunStatus, error: str) -> None:
-    """Write the final state; if even that fails, say so on stderr (the original error still propagates)."""
+def _final_write(
+    writer: ResultWriter, builder: ResultBuilder, previous: RunResult | None, status: RunStatus, error: str
+) -> None:
+    """Write the final state; if even that fails, say so on stderr (the original error still propagates).
+
+    A run that fails before it was set up must not wipe the episodes of the attempt it was resuming.
+    """
+    if builder.tasks or previous is None:
+        final = builder.build(status, error)
+    else:
+        final = previous.model_copy(update={"status": status, "error": error})
     try:
-        writer.write(builder.build(status, error), final=True)
+        writer.write(final, final=True)
     except Exception as exc:  # never mask the original error with a write error
         print(f"eval_runner: could not write the {status.value} result to {writer.out}: {exc}", file=sys.stderr)
     log.error("run %s: %s (result: %s)", status.value, error, writer.out)

@@ -9,9 +9,11 @@ from typing import Any
 class Progress:
     """A tqdm bar over episodes; a no-op when disabled. On a non-terminal (Job logs) it updates rarely."""
 
-    def __init__(self, total: int, *, desc: str, enabled: bool = True, initial_successes: int = 0) -> None:
+    def __init__(
+        self, total: int, *, desc: str, enabled: bool = True, initial_done: int = 0, initial_successes: int = 0
+    ) -> None:
         self.total = total
-        self.done = 0
+        self.done = initial_done
         self.successes = initial_successes
         self._bar: Any = None
         if enabled and total:
@@ -20,6 +22,7 @@ class Progress:
             interactive = sys.stderr.isatty()
             self._bar = tqdm(
                 total=total,
+                initial=initial_done,
                 desc=desc,
                 unit="ep",
                 file=sys.stderr,

@@ -78,6 +78,18 @@ class ResultWriter:
         self._last_write = now
         return True
 
+    def read_existing(self) -> RunResult | None:
+        """The result already at the output path (None when there is none), for resuming."""
+        if self.is_s3:
+            try:
+                body = self.client.get_object(Bucket=self.bucket, Key=self.key)["Body"].read()
+            except self.client.exceptions.NoSuchKey:
+                return None
+            return RunResult.from_json(body, source=self.out)
+        if not self.path.exists():
+            return None
+        return RunResult.load(self.path)
+
     def sibling(self, name: str) -> str:
         """Where a file that belongs with the result goes (videos): next to it, locally or in S3."""
         if self.is_s3:

@@ -61,7 +61,7 @@ class Rollout:
         self.on_episode = on_episode
         self.max_steps = builder.max_steps
         self.settle_steps = builder.settle_steps
-        self.total = len(scheduler)
+        self.total = progress.total  # all episodes of the run, including any resumed ones
         self._obs: dict[int, dict[str, Any]] = {}  # worker index -> observation waiting for an action
         self._new: list[str] = []  # episode ids that started since the last policy call
         # Steady-state timing: a cycle (policy call to policy call) in which every worker stepped and no

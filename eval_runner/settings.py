@@ -35,6 +35,10 @@ class EvalSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     settle_steps: int | None = Field(default=None, ge=0, description="None: the suite's default (10, as OpenVLA-OFT)")
+    resume: bool = Field(
+        default=False,
+        description="Keep the episodes of an unfinished result at the output path and run only the rest",
+    )
     max_retries: int = Field(default=2, ge=0, description="Re-runs of one episode after worker crashes before failing")
     cache_dir: Path | None = Field(default=None, description="LIBERO config and checkpoint downloads")
     progress: bool = Field(default=True, description="tqdm progress bar on stderr")
