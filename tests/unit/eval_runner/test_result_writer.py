@@ -76,3 +76,21 @@ def test_given_s3_failing_then_progress_snapshots_are_skipped_but_the_final_writ
         assert "could not upload the progress snapshot" in caplog.text
         with pytest.raises(s3.exceptions.NoSuchBucket):
             writer.write(_result(1, RunStatus.COMPLETE), final=True)
+
+
+def test_given_a_previous_result_then_it_can_be_read_back_for_resuming(tmp_path: Path) -> None:
+    local = ResultWriter(str(tmp_path / "r.json"))
+    assert local.read_existing() is None
+    local.write(_result(2))
+    assert (
+        local.read_existing() == RunResult.load(tmp_path / "r.json")
+        and RunResult.load(tmp_path / "r.json").episodes == 2
+    )
+
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="results")
+        remote = ResultWriter("s3://results/a/r.json", s3_client=s3)
+        assert remote.read_existing() is None
+        remote.write(_result(3), final=True)
+        assert remote.read_existing().episodes == 3  # type: ignore[union-attr]
