@@ -210,6 +210,7 @@ class WorkerHandle:
         self.steps = 0
         self.started_at = 0.0
         self.sent_at = 0.0  # monotonic time of the last request (for reply timeouts)
+        self.answered = False  # whether this process ever replied (a death before means it never started)
         self.retry_count = 0
         self.loaded_task: int | None = None
         self.restarts = 0
@@ -226,6 +227,7 @@ class WorkerHandle:
         self.pending = None
         self.episode = None
         self.loaded_task = None
+        self.answered = False
 
     def restart(self) -> None:
         """Replace a dead worker with a fresh process (its scene is rebuilt on the next start)."""
@@ -249,19 +251,28 @@ class WorkerHandle:
             reply: tuple[Any, ...] = self.conn.recv()
         except (EOFError, ConnectionResetError, OSError) as exc:
             raise WorkerDied(self.describe_exit()) from exc
+        self.answered = True
         if reply[0] == "error":
             raise _rebuild_error(reply[1], reply[2])
         return reply
 
     def describe_exit(self) -> str:
         proc = self.process
+        why = f"worker {self.index} is gone"
         if proc is not None:
             proc.join(timeout=5)
             code = proc.exitcode
-            if code is not None and code < 0:
-                return f"worker {self.index} was killed by signal {-code}"
-            return f"worker {self.index} exited with code {code}"
-        return f"worker {self.index} is gone"
+            why = (
+                f"worker {self.index} was killed by signal {-code}"
+                if code is not None and code < 0
+                else (f"worker {self.index} exited with code {code}")
+            )
+        if not self.answered:
+            why += (
+                " before it ever answered, i.e. while starting (see its traceback above; a script that calls "
+                "evaluate() needs an `if __name__ == '__main__':` guard because workers are spawned)"
+            )
+        return why
 
     def close(self, timeout: float = 10.0) -> None:
         """Ask the worker to close its environment and exit; kill it if it does not."""
