@@ -62,6 +62,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep the finished episodes of an unfinished result at --out and run only the rest",
     )
+    p.add_argument(
+        "--list-tasks", action="store_true", help="print the suite's task ids, names and instructions; run nothing"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -158,10 +161,26 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def list_tasks(suite_name: str) -> str:
+    """The ``--list-tasks`` table: id, max steps, task name and the instruction the policy receives."""
+    from rlinf_bench.suites import get_suite
+
+    suite = get_suite(suite_name)
+    lines = [
+        f"{suite.name}: {suite.n_tasks} tasks, {suite.init_states} initial states each, max steps {suite.max_steps}"
+    ]
+    lines += [f'{t.task_id:>3}  {t.name}\n     "{t.language}"' for t in suite.tasks()]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation described by ``args``; returns the exit status."""
     from eval_runner.loop import default_output, evaluate
     from eval_runner.settings import EvalSettings
+
+    if args.list_tasks:
+        print(list_tasks(args.suite or "libero_spatial"))
+        return 0
 
     eval_run = build_run(args)
     settings = EvalSettings(

@@ -174,3 +174,14 @@ def test_given_the_rlinf_bench_entry_point_then_evaluate_behaves_the_same(
     assert rc == 2
     assert "unknown suite 'libero_100'" in capsys.readouterr().err
     assert json.loads(out.read_text())["status"] == "failed"
+
+
+def test_given_list_tasks_then_ids_names_and_instructions_are_printed_and_nothing_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rc = main(["--suite", "libero_goal", "--list-tasks", "--out", str(tmp_path / "r.json")])
+
+    out = capsys.readouterr().out
+    assert rc == 0 and not (tmp_path / "r.json").exists()
+    assert out.startswith("libero_goal: 10 tasks, 50 initial states each, max steps 300")
+    assert '  0  open_the_middle_drawer_of_the_cabinet\n     "open the middle drawer of the cabinet"' in out
