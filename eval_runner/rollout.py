@@ -178,10 +178,10 @@ class Rollout:
             [ep.episode_id for ep in episodes if ep is not None],
         )
         t0 = time.perf_counter()
-        if self._new:
-            self.policy.reset(self._new)
-            self._new = []
         try:
+            if self._new:
+                self.policy.reset(self._new)
+                self._new = []
             raw_actions = self.policy.act(batch)
         except RlinfBenchError:
             raise
@@ -252,6 +252,7 @@ class Rollout:
             log.error("video of %s lost: %s", ep.episode_id, exc)
             self.builder.provenance.extra.setdefault("video_errors", []).append(f"{ep.episode_id}: {exc}")
             w.restart()
+            self.builder.counters.worker_restarts += 1
             return None
         except RlinfBenchError as exc:
             log.error("video of %s not written: %s", ep.episode_id, exc)
