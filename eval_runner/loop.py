@@ -24,7 +24,7 @@ from eval_runner.results import ResultBuilder
 from eval_runner.rollout import Rollout
 from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
-from eval_runner.vector import WorkerConfig, WorkerHandle
+from eval_runner.vector import WorkerConfig, WorkerHandle, close_all
 from rlinf_bench.contracts import EvalRun, RunResult, RunStatus
 from rlinf_bench.errors import ConfigError, RlinfBenchError
 from rlinf_bench.provenance import collect_provenance, cpu_count
@@ -256,8 +256,7 @@ def _rollout(
             on_episode=on_episode,
         ).run()
     finally:
-        for w in workers:
-            w.close()
+        close_all(workers)
         builder.provenance.extra["workers"] = n_workers
         builder.provenance.extra["worker_restarts"] = builder.counters.worker_restarts
         builder.provenance.extra["throughput"] = builder.counters.throughput()

@@ -274,11 +274,15 @@ class WorkerHandle:
             )
         return why
 
-    def close(self, timeout: float = 10.0) -> None:
-        """Ask the worker to close its environment and exit; kill it if it does not."""
+    def request_close(self) -> None:
+        """Ask the worker to close its environment and exit (does not wait)."""
         if self.conn is not None:
             with contextlib.suppress(BrokenPipeError, OSError):
                 self.conn.send(("close",))
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Ask the worker to close its environment and exit; kill it if it does not in time."""
+        self.request_close()
         if self.process is not None:
             self.process.join(timeout=timeout)
         self.kill()
@@ -290,6 +294,17 @@ class WorkerHandle:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+
+
+def close_all(workers: list[WorkerHandle], timeout: float = 10.0) -> None:
+    """Close every worker: all are asked first, so they shut down in parallel, then waited for (or killed)."""
+    for w in workers:
+        w.request_close()
+    deadline = time.monotonic() + timeout
+    for w in workers:
+        if w.process is not None:
+            w.process.join(timeout=max(0.1, deadline - time.monotonic()))
+        w.kill()
 
 
 def _rebuild_error(name: str, message: str) -> errors.RlinfBenchError:
