@@ -120,6 +120,21 @@ def rendering_backend() -> str:
     return f"{gl} (EGL device {dev})" if gl == "egl" and dev else gl
 
 
+_DIGEST_KEYS = ("weights_sha256", "checkpoint_sha256", "sha256")
+
+
+def weights_digest(description: dict[str, Any]) -> str | None:
+    """The weights digest in a ``Policy.describe()`` dict, also when nested (``server:`` policies report
+    the served policy's description under ``server``)."""
+    for key in _DIGEST_KEYS:
+        if description.get(key):
+            return str(description[key])
+    for value in description.values():
+        if isinstance(value, dict) and (found := weights_digest(value)):
+            return found
+    return None
+
+
 def collect_provenance(
     *,
     command: Sequence[str] | None = None,
@@ -128,7 +143,7 @@ def collect_provenance(
 ) -> Provenance:
     """Everything we can tell about this run's environment; ``policy`` is ``Policy.describe()``."""
     policy = policy or {}
-    digest = policy.get("weights_sha256") or policy.get("checkpoint_sha256") or policy.get("sha256")
+    digest = weights_digest(policy)
     data: dict[str, Any] = {"policy": policy} if policy else {}
     data.update(extra or {})
     return Provenance(
@@ -143,6 +158,6 @@ def collect_provenance(
         rendering_backend=rendering_backend(),
         image_digest=os.environ.get("IMAGE_DIGEST") or None,
         command=list(command if command is not None else sys.argv),
-        checkpoint_sha256=str(digest) if digest else None,
+        checkpoint_sha256=digest,
         extra=data,
     )

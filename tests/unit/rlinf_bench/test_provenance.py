@@ -31,3 +31,9 @@ def test_given_git_sha_in_the_environment_then_it_wins_over_the_checkout(monkeyp
     monkeypatch.delenv("GIT_SHA")
     sha = git_sha()
     assert sha is None or len(sha.removesuffix("-dirty")) == 40
+
+
+def test_given_a_remote_policy_description_then_the_served_weights_digest_is_found() -> None:
+    description = {"class": "ServerPolicy", "url": "ws://h:1", "server": {"class": "P", "weights_sha256": "ab" * 32}}
+    assert collect_provenance(command=[], policy=description).checkpoint_sha256 == "ab" * 32
+    assert collect_provenance(command=[], policy={"class": "ZeroPolicy"}).checkpoint_sha256 is None
