@@ -172,16 +172,23 @@ class DemoPolicy(Policy):
         return small.mean(axis=(1, 2)) / 255.0 - 0.5
 
     def act(self, obs: dict[str, Any]) -> np.ndarray:
-        p = self.params
         x = self.features(obs)
-        hidden = np.tanh(x @ p["net.0.weight"].T + p["net.0.bias"])
-        out = hidden @ p["net.2.weight"].T + p["net.2.bias"]
-        for camera in self.obs_spec.cameras:
-            out = out + self.image_features(obs, camera) @ p["image_proj.weight"].T
-        actions = np.tanh(out) * p["action_scale"]
+        images = [self.image_features(obs, camera) for camera in self.obs_spec.cameras]
+        # One row at a time: a batched matmul's rounding depends on the batch size, and an
+        # episode's actions must not depend on which other episodes share its vector step.
+        rows = [self._act_row(x[i], [f[i] for f in images]) for i in range(x.shape[0])]
+        return np.stack(rows).astype(np.float32) if rows else np.zeros((0, ACTION_DIM), np.float32)
+
+    def _act_row(self, x: np.ndarray, images: list[np.ndarray]) -> np.ndarray:
+        p = self.params
+        hidden = np.tanh(p["net.0.weight"] @ x + p["net.0.bias"])
+        out = p["net.2.weight"] @ hidden + p["net.2.bias"]
+        for feats in images:
+            out = out + p["image_proj.weight"] @ feats
+        action = np.tanh(out) * p["action_scale"]
         # LIBERO's gripper command is binary: -1 open, +1 close.
-        actions[:, -1] = np.where(out[:, -1] > 0.0, 1.0, -1.0)
-        return actions.astype(np.float32)
+        action[-1] = 1.0 if out[-1] > 0.0 else -1.0
+        return np.asarray(action)
 
     def parameter_count(self) -> int:
         return int(sum(a.size for a in self.params.values()))

@@ -70,6 +70,16 @@ def test_given_same_observations_then_demo_is_deterministic(demo_ckpt: Path, obs
     assert np.array_equal(policy.act(obs_factory(5)), policy.act(obs_factory(5)))
 
 
+def test_given_an_episode_in_any_batch_then_its_action_is_bit_identical(demo_ckpt: Path, obs_factory: Any) -> None:
+    # An episode's trajectory must not depend on which episodes share its vector step (worker count).
+    policy = load_policy("builtin:demo?cameras=agentview&resolution=32", demo_ckpt)
+    batch = obs_factory(7, cameras=("agentview",))
+    together = policy.act(batch)
+    for i in range(7):
+        alone = {k: v[i : i + 1] for k, v in batch.items()}  # arrays and lists slice alike
+        assert np.array_equal(policy.act(alone)[0], together[i])
+
+
 def test_given_describe_then_it_traces_the_weights_file(demo_ckpt: Path) -> None:
     info = load_policy("builtin:demo", demo_ckpt).describe()
     weights = demo_ckpt / WEIGHTS
