@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -16,23 +15,11 @@ from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.handler import build_router, make_handler
 from rlinf_bench.intake.local import IntakeStack, create_intake_stack
 from rlinf_bench.intake.poller import SqsPoller
+from rlinf_bench.intake.replay import VirtualClock
 from rlinf_bench.intake.router import Outcome, RecordResult
 
 REGION = "us-east-1"
 QUIET_S = 30.0
-
-
-class FakeClock:
-    """Wall time plus an offset the test moves forward, so quiet periods pass without sleeping."""
-
-    def __init__(self) -> None:
-        self.offset = timedelta()
-
-    def __call__(self) -> datetime:
-        return datetime.now(UTC) + self.offset
-
-    def advance(self, seconds: float) -> None:
-        self.offset += timedelta(seconds=seconds)
 
 
 @dataclass
@@ -41,7 +28,7 @@ class Intake:
     s3: Any
     sqs: Any
     sfn: Any
-    clock: FakeClock
+    clock: VirtualClock
     poller: SqsPoller
     results: list[RecordResult] = field(default_factory=list)
 
@@ -86,7 +73,7 @@ def make_intake(
     stack = create_intake_stack(
         boto3.client, region=REGION, eventbridge=eventbridge, max_receive_count=max_receive_count
     )
-    clock = FakeClock()
+    clock = VirtualClock()
     results: list[RecordResult] = []
     cfg = config or IntakeConfig(quiet_period_s=QUIET_S)
     handler = make_handler(
