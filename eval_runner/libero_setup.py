@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import sys
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,8 +164,28 @@ def configure_rendering(*, needs_renderer: bool = True) -> str:
     return gl
 
 
+def silence_import_notices() -> None:
+    """Keep the simulator's import-time banners out of every worker's log.
+
+    robosuite warns three times per process unless a ``robosuite.macros_private`` module exists; an
+    empty one is its documented way of saying "use the default macros", which is what we want. gym
+    0.26 prints a deprecation notice (LIBERO pins gym) from ``gym_notices``; an empty notice table
+    drops it. Neither changes behaviour, and neither replaces a module that is already imported.
+    """
+    stubs: tuple[tuple[str, dict[str, object]], ...] = (
+        ("robosuite.macros_private", {}),
+        ("gym_notices.notices", {"notices": {}}),
+    )
+    for name, attrs in stubs:
+        if name not in sys.modules:
+            module = types.ModuleType(name)
+            module.__dict__.update(attrs)
+            sys.modules[name] = module
+
+
 def configure_libero(cache_dir: Path | None = None, *, needs_renderer: bool = True) -> LiberoPaths:
     """Do everything LIBERO needs before its first import; idempotent and cheap on repeat calls."""
+    silence_import_notices()
     package_dir = find_libero_package()
     assets_src = find_assets_source()
     ensure_assets_link(package_dir, assets_src)

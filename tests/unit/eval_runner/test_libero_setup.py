@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,16 @@ def test_given_no_backend_chosen_then_egl_is_the_default_and_a_user_choice_is_ke
 
     monkeypatch.setenv("MUJOCO_GL", "osmesa")
     assert configure_rendering() == "osmesa"
+
+
+def test_given_silenced_notices_when_robosuite_and_gym_import_then_no_banner_is_printed() -> None:
+    # GIVEN a fresh interpreter that silences the banners, WHEN the simulator stack imports,
+    # THEN neither robosuite's macro warnings nor gym's deprecation notice reach the log.
+    code = (
+        "from eval_runner.libero_setup import silence_import_notices; silence_import_notices(); "
+        "import robosuite, gym; print('imported')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert "imported" in out.stdout
+    assert "private macro file" not in out.stdout + out.stderr
+    assert "unmaintained" not in out.stdout + out.stderr
