@@ -165,6 +165,15 @@ class EvalRequest(Contract):
         return out
 
 
+#: The EvalRequest fields that say *what to run*, as opposed to *which checkpoint*. Anything that
+#: builds requests from a configuration (the intake) must carry every one of them.
+EVAL_MATRIX_FIELDS: frozenset[str] = frozenset(EvalRequest.model_fields) - {
+    "schema_version",
+    "request_id",
+    "checkpoint",
+}
+
+
 def request_id_for(checkpoint: CheckpointRef) -> str:
     """A short deterministic id for a checkpoint: the same checkpoint always gets the same id.
 

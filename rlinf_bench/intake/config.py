@@ -18,7 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rlinf_bench.checkpoints.keys import DEFAULT_ROOT_PATTERN, compile_root_patterns
 from rlinf_bench.contracts.base import describe_validation_error
 from rlinf_bench.contracts.checkpoint import CheckpointRef
-from rlinf_bench.contracts.request import DEFAULT_SEEDS, EvalRequest, ProbeSpec, Resources, SuiteSelection
+from rlinf_bench.contracts.request import (
+    DEFAULT_SEEDS,
+    EVAL_MATRIX_FIELDS,
+    EvalRequest,
+    JobSettings,
+    ProbeSpec,
+    Resources,
+    SuiteSelection,
+)
 from rlinf_bench.errors import ConfigError
 
 #: The brief's "Reference Results" table: the four LIBERO suites the paper reports.
@@ -44,8 +52,10 @@ class IntakeConfig(BaseModel):
     probe_image: str = ""
     resources: Resources = Field(default_factory=Resources)
     probes: list[ProbeSpec] = Field(default_factory=lambda: [ProbeSpec(name=p) for p in DEFAULT_PROBES])
+    kubernetes: JobSettings = Field(default_factory=JobSettings)
     baselines: list[str] = Field(default_factory=lambda: list(DEFAULT_BASELINES))
     output_prefix: str = ""
+    extra: dict[str, Any] = Field(default_factory=dict)
     #: nothing under the checkpoint may change for this long before it counts as complete
     quiet_period_s: float = Field(default=60.0, ge=0)
     #: a checkpoint still incomplete this long after its first event goes to the DLQ with the reason
@@ -79,21 +89,8 @@ class IntakeConfig(BaseModel):
 
     def request_for(self, checkpoint: CheckpointRef) -> EvalRequest:
         """The EvalRequest (Step Functions input) for one checkpoint; deterministic, so re-starts match."""
-        return EvalRequest(
-            checkpoint=checkpoint,
-            suites=self.suites,
-            runs=self.runs,
-            trials_per_task=self.trials_per_task,
-            seeds=self.seeds,
-            policy=self.policy,
-            workers=self.workers,
-            image=self.image,
-            probe_image=self.probe_image,
-            resources=self.resources,
-            probes=self.probes,
-            baselines=self.baselines,
-            output_prefix=self.output_prefix,
-        )
+        matrix = {name: getattr(self, name) for name in EVAL_MATRIX_FIELDS}
+        return EvalRequest(checkpoint=checkpoint, **matrix)
 
 
 def parse_config_text(text: str, *, source: str) -> IntakeConfig:

@@ -69,3 +69,22 @@ def test_given_a_missing_file_or_no_client_then_the_error_says_how_to_fix_it(tmp
 def test_given_the_example_config_then_it_loads_and_matches_the_defaults() -> None:
     example = Path(__file__).resolve().parents[3] / "examples" / "intake-config.yaml"
     assert load_intake_config(str(example)).request_for(REF) == IntakeConfig().request_for(REF)
+
+
+def test_given_kubernetes_settings_in_the_config_then_every_started_request_carries_them() -> None:
+    # GIVEN an intake config that names the cluster's namespace and service account
+    config = parse_config_text(
+        "kubernetes:\n  namespace: rl-eval\n  service_account: evaluator\nworkers: 4\n", source="cfg.yaml"
+    )
+    # WHEN the router builds the Step Functions input for a checkpoint
+    request = config.request_for(REF)
+    # THEN the Jobs it leads to run where the config says, with the config's matrix
+    assert request.kubernetes.namespace == "rl-eval"
+    assert request.kubernetes.service_account == "evaluator"
+    assert request.workers == 4
+
+
+def test_every_field_that_says_what_to_run_is_configurable_in_the_intake() -> None:
+    from rlinf_bench.contracts.request import EVAL_MATRIX_FIELDS
+
+    assert set(IntakeConfig.model_fields) >= EVAL_MATRIX_FIELDS
