@@ -130,12 +130,14 @@ def _env(request: EvalRequest, name: str, extra_env: Mapping[str, str] | None) -
 
 
 def eval_job(request: EvalRequest, run: EvalRun, *, extra_env: Mapping[str, str] | None = None) -> JobBundle:
-    """The Job of one evaluation run: ``python -m eval_runner --request <EvalRun JSON> [--out URI]``."""
+    """The Job of one evaluation run: ``python -m eval_runner --request <EvalRun JSON> [--out URI --resume]``."""
     _check_suite(run.suite, run.task_ids)
     name = derive_name("eval", run.request_id, run.suite, f"r{run.run_index}")
     command = ["python", "-m", "eval_runner", "--request", escape_var_refs(run.to_json(indent=None))]
     if run.output_uri:
-        command += ["--out", escape_var_refs(run.output_uri)]
+        # A pod that is retried (eviction, node loss) keeps the episodes its predecessor finished,
+        # and a re-submitted Job whose result is already complete does no work again.
+        command += ["--out", escape_var_refs(run.output_uri), "--resume"]
     res = request.resources
     spec = JobSpec(
         name=name,

@@ -123,7 +123,7 @@ def test_given_an_eval_job_then_its_argv_carries_the_eval_run_json_as_one_elemen
     assert argv[:4] == ["python", "-m", "eval_runner", "--request"]
     run = EvalRun.from_json(argv[4])
     assert run == request_obj.expand()[0]
-    assert argv[5:] == ["--out", run.output_uri]
+    assert argv[5:] == ["--out", run.output_uri, "--resume"]
 
 
 def test_given_user_values_with_shell_and_var_syntax_then_they_reach_the_process_unchanged() -> None:
