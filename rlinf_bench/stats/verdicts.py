@@ -21,6 +21,7 @@ from rlinf_bench.stats.significance import (
     paired_test,
     two_proportion_test,
 )
+from rlinf_bench.suites import SUITES
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,14 @@ def _incomplete(suite: SuiteReport, **fields: object) -> Verdict:
     return Verdict(suite=suite.suite, value=VerdictValue.INCOMPLETE, reason=reason, **fields)
 
 
+def _partial_suite(suite: SuiteReport) -> str | None:
+    """'k of n tasks evaluated' when a known suite was evaluated on a subset of its tasks, else None."""
+    spec = SUITES.get(suite.suite)
+    if spec is None or len(suite.tasks) >= spec.n_tasks:
+        return None
+    return f"only {len(suite.tasks)} of {spec.n_tasks} tasks evaluated"
+
+
 def _against_constant(
     suite: SuiteReport, name: str, ref: float, cfg: VerdictConfig, task: str | None, task_id: int | None
 ) -> Verdict:
@@ -68,6 +77,18 @@ def _against_constant(
     }
     if not suite.complete or not suite.states:
         return _incomplete(suite, **common)
+    partial = _partial_suite(suite) if task_id is None else None
+    if partial:
+        # A suite's published rate averages all its tasks, and tasks differ far more in difficulty
+        # than runs do: a subset's rate is a different quantity, so no test is run on it.
+        return Verdict(
+            suite=suite.suite,
+            value=VerdictValue.INCOMPLETE,
+            estimate=suite.success_rate_mean,
+            difference=None if suite.success_rate_mean is None else suite.success_rate_mean - ref,
+            reason=f"{partial}; {name} is the rate over the whole suite: evaluate every task for a verdict",
+            **common,
+        )
     states = [s for s in suite.states if task_id is None or s.task_id == task_id]
     est = clustered_interval([s.successes for s in states], [s.trials for s in states])
     out = compare_to_constant(est.rate, est.effective_n, est.df, ref, cfg.tolerance, clusters=est.clusters)

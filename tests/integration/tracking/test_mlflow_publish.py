@@ -106,7 +106,8 @@ def test_given_history_in_mlflow_then_previous_and_best_verdicts_are_paired_and_
     assert by_kind["previous"].value == VerdictValue.ABOVE  # recovered from the regression
     assert by_kind["best"].reference_label == "global_step 100"
     assert run.data.tags["verdict/libero_spatial/previous"] == "above"
-    assert run.data.tags["verdict/libero_spatial/libero/openvla-oft-rlinf"] in {"below", "within", "above"}
+    # The stored runs cover 3 of libero_spatial's 10 tasks: no verdict against the whole-suite paper number.
+    assert run.data.tags["verdict/libero_spatial/libero/openvla-oft-rlinf"] == "incomplete"
 
 
 def test_given_the_same_checkpoint_published_twice_then_it_replaces_the_first(store: dict, tmp_path: Path) -> None:

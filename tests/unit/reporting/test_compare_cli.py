@@ -16,7 +16,7 @@ from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs, make_run
 @pytest.fixture()
 def results(tmp_path: Path) -> dict[str, list[str]]:
     rng = np.random.default_rng(7)
-    rates = rng.beta(4, 0.4, size=(3, 20))
+    rates = rng.beta(4, 0.4, size=(10, 20))  # every libero_spatial task: verdicts need the whole suite
     out: dict[str, list[str]] = {"current": [], "previous": []}
     for key, step in (("current", 200), ("previous", 100)):
         for r in heterogeneous_runs(rng, rates, ckpt=checkpoint(step)):

@@ -30,7 +30,7 @@ BASELINES = get_baselines(["libero/openvla-oft-sft", "libero/openvla-oft-rlinf"]
 
 def report_at(step: int, rate: float, *, seed: int = 0, failed_run: bool = False) -> CheckpointReport:
     rng = np.random.default_rng(seed)
-    runs = heterogeneous_runs(rng, np.full((2, 30), rate), ckpt=checkpoint(step))
+    runs = heterogeneous_runs(rng, np.full((10, 30), rate), ckpt=checkpoint(step))  # the whole suite
     if failed_run:
         runs[2] = make_run(
             {}, run_index=2, status=RunStatus.FAILED, error="OOMKilled", ckpt=checkpoint(step), trials=30
@@ -51,7 +51,7 @@ def gpu_probe(util: float) -> ProbeResult:
 def test_given_a_report_then_markdown_has_task_rows_summary_and_verdicts() -> None:
     md = checkpoint_markdown(report_at(100, 0.95))
     assert "| 0: task_0 |" in md and "| 1: task_1 |" in md
-    assert "**libero_spatial** (3/3 runs, 180 episodes)" in md
+    assert "**libero_spatial** (3/3 runs, 900 episodes)" in md
     assert "| libero_spatial | libero/openvla-oft-rlinf |" in md and "score test" in md
 
 

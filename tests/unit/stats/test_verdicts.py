@@ -125,9 +125,18 @@ def test_given_history_then_previous_and_best_are_chosen_by_step_and_rate() -> N
     assert kinds["best"].reference_label == "global_step 100" and kinds["best"].value == VerdictValue.BELOW
 
 
-def test_given_a_smoke_budget_at_0_percent_then_below_the_paper() -> None:
-    # 1 task x 2 initial states x 3 runs, all failing (what the demo's toy policy produces).
+def test_given_a_smoke_budget_on_a_task_subset_then_no_verdict_against_the_paper() -> None:
+    # 1 task x 2 initial states x 3 runs, all failing (what the demo's toy policy produces): the
+    # paper's number averages all 10 tasks, so a one-task rate is not compared with it.
     runs = [make_run({0: [0, 0]}, run_index=i) for i in range(3)]
+    v = verdict(runs, get_baseline("libero/openvla-oft-sft"))
+    assert v.value == VerdictValue.INCOMPLETE and v.p_value is None
+    assert "only 1 of 10 tasks evaluated" in v.reason and v.estimate == 0.0
+
+
+def test_given_a_smoke_budget_over_every_task_at_0_percent_then_below_the_paper() -> None:
+    # 10 tasks x 2 initial states x 3 runs, all failing.
+    runs = [make_run({t: [0, 0] for t in range(10)}, run_index=i) for i in range(3)]
     v = verdict(runs, get_baseline("libero/openvla-oft-sft"))
     assert v.value == VerdictValue.BELOW and "normal" in v.test
 
