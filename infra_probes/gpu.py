@@ -57,13 +57,7 @@ def settings_from_args(args: argparse.Namespace) -> GpuSettings:
         window_s=args.window_s,
         interval_s=args.interval_s,
         devices=devices,
-        run_id=args.run_id,
-        experiment=args.experiment,
-        tracking_uri=args.tracking_uri,
-        generate_metric=args.generate_metric,
-        update_metric=args.update_metric,
-        save_metric=args.save_metric,
-        instance_type=args.instance_type,
+        **mlflow_source.settings_from_args(args),
     )
 
 

@@ -47,6 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save-metric", default=SAVE, help="checkpoint save duration metric (s)")
 
 
+def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The MLflow-source settings (and --run-id, --instance-type) shared by the gpu and throughput probes."""
+    names = ("run_id", "experiment", "tracking_uri", "generate_metric", "update_metric", "save_metric", "instance_type")
+    return {name: getattr(args, name) for name in names}
+
+
 def open_client(tracking_uri: str | None) -> MetricClient:
     """An MlflowClient for ``tracking_uri``; a missing mlflow package means nothing can be read here."""
     try:

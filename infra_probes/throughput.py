@@ -48,16 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> ThroughputSettings:
-    return ThroughputSettings(
-        run_id=args.run_id,
-        experiment=args.experiment,
-        tracking_uri=args.tracking_uri,
-        generate_metric=args.generate_metric,
-        update_metric=args.update_metric,
-        save_metric=args.save_metric,
-        step_metric=args.step_metric,
-        instance_type=args.instance_type,
-    )
+    return ThroughputSettings(step_metric=args.step_metric, **src.settings_from_args(args))
 
 
 def environment(settings: ThroughputSettings) -> ProbeEnvironment:
