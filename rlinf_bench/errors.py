@@ -23,6 +23,7 @@ __all__ = [
     "ResultsMismatchError",
     "RlinfBenchError",
     "SimulatorError",
+    "StorageError",
     "TrackingUnavailableError",
     "UnknownBaselineError",
     "UnknownSuiteError",
@@ -52,6 +53,10 @@ class CheckpointError(RlinfBenchError):
 
 class CheckpointNotReadyError(CheckpointError):
     """A checkpoint is still being written or exported: try again later (never drop it)."""
+
+
+class StorageError(RlinfBenchError):
+    """A stored document (local file or S3 object) cannot be read or written."""
 
 
 class InvalidEventError(RlinfBenchError):
