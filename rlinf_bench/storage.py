@@ -20,8 +20,8 @@ from rlinf_bench.errors import ConfigError, StorageError
 
 __all__ = [
     "S3Location",
-    "StoredObjectMissingError",
     "Storage",
+    "StoredObjectMissingError",
     "exists",
     "is_s3",
     "join",
