@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from rlinf_bench import robotwin
 from rlinf_bench.errors import ConfigError, SimulatorError, UnknownSuiteError
 
 __all__ = [
@@ -57,9 +58,13 @@ class SuiteSpec:
     init_states: int = INIT_STATES_PER_TASK
     simulator: str = "libero"
     description: str = ""
+    #: RoboTwin suites name their tasks here (LIBERO's come from the installed package).
+    task_names: tuple[str, ...] = ()
 
     def tasks(self) -> list[TaskInfo]:
         """Every task, in LIBERO's order (task order 0), read from the installed LIBERO package."""
+        if self.simulator != "libero":
+            raise SimulatorError(f"{self.name} is a {self.simulator} suite: its tasks come from eval_runner.robotwin")
         return _libero_tasks(self.name)
 
     def task(self, task_id: int) -> TaskInfo:
@@ -82,12 +87,32 @@ SUITES: dict[str, SuiteSpec] = {
 }
 
 
+def _robotwin_spec(name: str) -> SuiteSpec:
+    # Max steps is the longest task's limit; each RoboTwin task stops at its own limit (see docs/robotwin.md).
+    tasks = robotwin.suite_tasks(name)
+    return SuiteSpec(
+        name,
+        len(tasks),
+        max(robotwin.step_limit(t) for t in tasks),
+        settle_steps=0,
+        init_states=robotwin.OFFICIAL_EPISODES_PER_TASK,
+        simulator="robotwin",
+        description=f"RoboTwin 2.0: {', '.join(tasks)}",
+        task_names=tuple(tasks),
+    )
+
+
+SUITES.update({name: _robotwin_spec(name) for name in robotwin.robotwin_group_suites()})
+
+
 def suite_names() -> list[str]:
     return list(SUITES)
 
 
 def get_suite(name: str) -> SuiteSpec:
     """The suite called ``name``; :class:`UnknownSuiteError` lists the valid names and the closest match."""
+    if name.startswith(f"{robotwin.SUITE_PREFIX}/"):
+        return _robotwin_spec(name)  # one task of the runtime's 50
     try:
         return SUITES[name]
     except KeyError:
