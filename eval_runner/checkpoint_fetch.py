@@ -18,7 +18,8 @@ from typing import Any
 
 from rlinf_bench.checkpoints.layouts import LAYOUTS, detect_layout, find_weights
 from rlinf_bench.contracts.checkpoint import CheckpointLayout
-from rlinf_bench.errors import CheckpointError
+from rlinf_bench.errors import CheckpointError, ConfigError
+from rlinf_bench.storage import is_s3, parse_s3
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def materialize_checkpoint(uri: str, cache_dir: Path, *, s3_client: Any = None) 
     their weight files downloaded into ``cache_dir``; ``s3_client`` is a boto3 S3 client (created
     on first use when not given). Raises CheckpointError naming the path/URI and the fix.
     """
-    if uri.startswith("s3://"):
+    if is_s3(uri):
         return _materialize_s3(uri, Path(cache_dir), s3_client)
     path = Path(uri.removeprefix("file://")).expanduser()
     if not path.exists():
@@ -63,10 +64,11 @@ def materialize_checkpoint(uri: str, cache_dir: Path, *, s3_client: Any = None) 
 
 def parse_s3_uri(uri: str) -> tuple[str, str]:
     """``s3://bucket/a/b/`` -> ``("bucket", "a/b")``."""
-    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
-    if not bucket:
-        raise CheckpointError(f"checkpoint URI {uri!r} has no bucket; use s3://BUCKET/PREFIX/global_step_<N>")
-    return bucket, prefix.strip("/")
+    try:
+        loc = parse_s3(uri, what="checkpoint URI")
+    except ConfigError as exc:
+        raise CheckpointError(f"{exc} (a checkpoint is s3://BUCKET/PREFIX/global_step_<N>)") from exc
+    return loc.bucket, loc.key.strip("/")
 
 
 def _match(rel: str, pattern: str) -> bool:

@@ -19,7 +19,8 @@ from types import FrameType
 from typing import Any
 
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
-from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError
+from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
+from rlinf_bench.storage import Storage, is_s3, parse_s3
 
 log = logging.getLogger("eval_runner")
 
@@ -80,17 +81,11 @@ def load_request(value: str, *, s3_client: Any = None) -> EvalRun:
     text = value.strip()
     if text.startswith("{"):
         return EvalRun.from_json(text, source="--request (inline JSON)")
-    if text.startswith("s3://"):
-        from eval_runner.result_writer import split_s3_uri
-
-        bucket, key = split_s3_uri(text)
-        if s3_client is None:
-            import boto3
-
-            s3_client = boto3.client("s3")
+    if is_s3(text):
+        parse_s3(text, what="--request", need_key=True)
         try:
-            body = s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
-        except Exception as exc:  # botocore ClientError / NoCredentialsError / EndpointConnectionError
+            body = Storage(s3_client).read_bytes(text)
+        except StorageError as exc:  # missing object, NoCredentialsError, EndpointConnectionError
             raise ConfigError(f"cannot read --request {text}: {exc}; check the URI and the pod's S3 access") from exc
         return EvalRun.from_json(body, source=text)
     path = Path(text)

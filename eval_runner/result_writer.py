@@ -12,17 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from rlinf_bench.contracts import RunResult
-from rlinf_bench.errors import ConfigError
+from rlinf_bench.errors import ConfigError, StorageError
+from rlinf_bench.storage import S3Location, Storage, StoredObjectMissingError, is_s3, join, parse_s3
 
 log = logging.getLogger(__name__)
-
-
-def split_s3_uri(uri: str) -> tuple[str, str]:
-    """``s3://bucket/key`` -> ``(bucket, key)``; ConfigError when either part is missing."""
-    bucket, _, key = uri.removeprefix("s3://").partition("/")
-    if not bucket or not key or key.endswith("/"):
-        raise ConfigError(f"output URI {uri!r} must name an object: s3://BUCKET/path/result.json")
-    return bucket, key
 
 
 class ResultWriter:
@@ -30,24 +23,17 @@ class ResultWriter:
 
     def __init__(self, out: str, *, s3_client: Any = None, min_interval_s: float = 15.0) -> None:
         self.out = out
-        self.is_s3 = out.startswith("s3://")
-        self._client = s3_client
+        self.is_s3 = is_s3(out)
+        self.storage = Storage(s3_client)
         self._min_interval_s = min_interval_s if self.is_s3 else 0.0
         self._last_write: float | None = None  # monotonic time of the last write
         if self.is_s3:
-            self.bucket, self.key = split_s3_uri(out)
+            loc = parse_s3(out, what="output URI", need_key=True)
+            self.bucket, self.key = loc.bucket, loc.key
         else:
             self.path = Path(out)
             if self.path.is_dir():
                 raise ConfigError(f"--out {out} is a directory; give a file name such as {self.path / 'result.json'}")
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            import boto3
-
-            self._client = boto3.client("s3")
-        return self._client
 
     def write(self, result: RunResult, *, final: bool = False) -> bool:
         """Write ``result``; returns whether it wrote.
@@ -60,10 +46,8 @@ class ResultWriter:
             return False
         if self.is_s3:
             try:
-                self.client.put_object(
-                    Bucket=self.bucket, Key=self.key, Body=result.to_json().encode(), ContentType="application/json"
-                )
-            except Exception as exc:  # botocore ClientError / EndpointConnectionError (boto3 already retried)
+                self.storage.write_json(self.out, result.to_json())
+            except StorageError as exc:  # botocore ClientError / EndpointConnectionError (boto3 already retried)
                 if final:
                     raise
                 # A progress snapshot that did not make it is replaced by the next one; the run goes on.
@@ -74,34 +58,27 @@ class ResultWriter:
                 )
                 return False
         else:
-            result.save(self.path)
+            self.storage.write_json(self.out, result.to_json())
         self._last_write = now
         return True
 
     def read_existing(self) -> RunResult | None:
         """The result already at the output path (None when there is none), for resuming."""
-        if self.is_s3:
-            try:
-                body = self.client.get_object(Bucket=self.bucket, Key=self.key)["Body"].read()
-            except self.client.exceptions.NoSuchKey:
-                return None
-            return RunResult.from_json(body, source=self.out)
-        if not self.path.exists():
+        try:
+            body = self.storage.read_bytes(self.out)
+        except StoredObjectMissingError:
             return None
-        return RunResult.load(self.path)
+        return RunResult.from_json(body, source=self.out)
 
     def sibling(self, name: str) -> str:
         """Where a file that belongs with the result goes (videos): next to it, locally or in S3."""
         if self.is_s3:
-            return (
-                f"s3://{self.bucket}/{self.key.rsplit('/', 1)[0]}/{name}"
-                if "/" in self.key
-                else f"s3://{self.bucket}/{name}"
-            )
+            folder = self.key.rsplit("/", 1)[0] if "/" in self.key else ""
+            return join(S3Location(self.bucket, folder).uri, name)
         return str(self.path.parent / name)
 
     def upload(self, local: Path, uri: str) -> str:
         """Copy a local file to ``uri`` (S3 only; local siblings are written in place)."""
-        bucket, key = split_s3_uri(uri)
-        self.client.upload_file(str(local), bucket, key)
+        loc = parse_s3(uri, what="upload target", need_key=True)
+        self.storage.s3.upload_file(str(local), loc.bucket, loc.key)
         return uri

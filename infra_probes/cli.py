@@ -16,7 +16,8 @@ from typing import Any
 
 from infra_probes.common import now_iso, parse_target, run_probe
 from rlinf_bench.contracts import ProbeResult, ProbeVerdict
-from rlinf_bench.errors import ConfigError, RlinfBenchError
+from rlinf_bench.errors import ConfigError, RlinfBenchError, StorageError
+from rlinf_bench.storage import Storage, is_s3, parse_s3
 
 PROBES: dict[str, str] = {
     "gpu": "infra_probes.gpu",
@@ -97,24 +98,18 @@ def summary(result: ProbeResult) -> str:
     return "\n".join(lines)
 
 
-def write_result(result: ProbeResult, out: str) -> None:
-    """Write the result JSON; s3:// goes through boto3 (credentials from the usual chain)."""
-    if out.startswith("s3://"):
+def write_result(result: ProbeResult, out: str, *, storage: Storage | None = None) -> None:
+    """Write the result JSON to a local file or an s3:// URI (boto3, credentials from the usual chain)."""
+    if is_s3(out):
+        parse_s3(out, what="--out", need_key=True)
         try:
-            import boto3
+            import boto3  # noqa: F401  # the [aws] extra; say so instead of failing deep inside Storage
         except ImportError as exc:
             raise ConfigError(f"--out {out} needs boto3; pip install 'rlinf-bench[aws]' or write a local file") from exc
-        bucket, _, key = out[len("s3://") :].partition("/")
-        if not bucket or not key:
-            raise ConfigError(f"--out {out} must be s3://BUCKET/KEY")
-        boto3.client("s3").put_object(
-            Bucket=bucket, Key=key, Body=result.to_json().encode(), ContentType="application/json"
-        )
-        return
     try:
-        result.save(out)
-    except OSError as exc:
-        raise ConfigError(f"--out {out} cannot be written ({exc.strerror}); pass a writable path") from exc
+        (storage or Storage()).write_json(out, result.to_json())
+    except StorageError as exc:
+        raise ConfigError(f"--out {out} cannot be written ({exc}); pass a writable path or URI") from exc
 
 
 def main(argv: Sequence[str] | None = None) -> int:

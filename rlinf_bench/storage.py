@@ -9,6 +9,7 @@ held globally.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -65,10 +66,10 @@ def parse_s3(uri: str, *, what: str = "URI", need_key: bool = False) -> S3Locati
     if not is_s3(uri):
         raise ConfigError(f"{what} {uri!r} is not an s3:// URI; write s3://BUCKET/KEY")
     bucket, _, key = uri[len(S3_SCHEME) :].partition("/")
+    if need_key and (not bucket or not key or key.endswith("/")):
+        raise ConfigError(f"{what} {uri!r} must name an object, e.g. s3://{bucket or 'BUCKET'}/path/result.json")
     if not bucket:
         raise ConfigError(f"{what} {uri!r} has no bucket name; write s3://BUCKET/KEY")
-    if need_key and (not key or key.endswith("/")):
-        raise ConfigError(f"{what} {uri!r} must name an object, e.g. s3://{bucket}/path/result.json")
     return S3Location(bucket, key)
 
 
@@ -190,13 +191,14 @@ class Storage:
 
 def write_atomic(path: Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` through a sibling temp file and a rename, so no reader sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # the folder itself may be what is missing
+            tmp.unlink(missing_ok=True)
         raise StorageError(f"cannot write {path}: {exc}") from exc
     return path
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 from rlinf_bench.checkpoints.layouts import layout_of_last_file
 from rlinf_bench.contracts.checkpoint import CheckpointLayout, CheckpointRef
 from rlinf_bench.errors import ConfigError, InvalidEventError
+from rlinf_bench.storage import S3Location, is_s3, parse_s3
 
 #: RLinf writes ``<log_path>/<experiment>/checkpoints/global_step_<N>/actor/...`` (REFERENCE.md section 3).
 #: Named groups: ``root`` (the checkpoint prefix), ``experiment``, ``step`` and ``rel`` (path under root).
@@ -62,7 +63,7 @@ class KeyMatch:
 
     @property
     def root_uri(self) -> str:
-        return f"s3://{self.bucket}/{self.root_prefix}" if self.bucket else self.root_prefix
+        return S3Location(self.bucket, self.root_prefix).uri if self.bucket else self.root_prefix
 
     def checkpoint_ref(self, layout: CheckpointLayout | None = None) -> CheckpointRef:
         """The CheckpointRef of this key's checkpoint (layout: the one detected, else the trigger's)."""
@@ -160,11 +161,9 @@ def parse_key(
 
 def split_uri(uri: str) -> tuple[str, str]:
     """``s3://bucket/prefix`` -> (bucket, prefix); a local path -> ("", path). Trailing slashes are dropped."""
-    if uri.startswith("s3://"):
-        bucket, _, prefix = uri[len("s3://") :].partition("/")
-        if not bucket:
-            raise ConfigError(f"{uri!r} has no bucket name; write s3://<bucket>/<prefix>")
-        return bucket, prefix.rstrip("/")
+    if is_s3(uri):
+        loc = parse_s3(uri, what="checkpoint location")
+        return loc.bucket, loc.key.rstrip("/")
     if "://" in uri:
         raise ConfigError(f"{uri!r}: only s3:// URIs and local paths are supported")
     return "", uri.rstrip("/") or "/"
@@ -186,5 +185,5 @@ def ref_from_root_uri(uri: str, *, patterns: tuple[str, ...] = (DEFAULT_ROOT_PAT
         raise ConfigError(
             f"{uri!r} is not a checkpoint root: point at a .../<experiment>/checkpoints/global_step_<N> directory"
         )
-    root = f"s3://{bucket}/{parsed.root_prefix}" if bucket else path
+    root = S3Location(bucket, parsed.root_prefix).uri if bucket else path
     return CheckpointRef(uri=root, experiment=parsed.experiment, global_step=parsed.global_step)

@@ -92,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _load_probes(paths: list[str]) -> list[ProbeResult]:
-    from rlinf_bench.contracts import ProbeResult
+    from rlinf_bench.stats.aggregate import load_probes
 
-    return [ProbeResult.load(p) for p in paths]
+    return load_probes(paths)
 
 
 def _finish(args: argparse.Namespace, report: CheckpointReport) -> int:

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from rlinf_bench.errors import ContractError
+
+if TYPE_CHECKING:
+    from rlinf_bench.storage import Storage
 
 
 class Contract(BaseModel):
@@ -59,6 +62,17 @@ class Contract(BaseModel):
         except FileNotFoundError as exc:
             raise ContractError(f"{cls.__name__} file {p} does not exist; check the path") from exc
         return cls.from_json(text, source=str(p))
+
+    @classmethod
+    def read(cls, uri: str, *, storage: Storage | None = None) -> Self:
+        """Read and validate a JSON document at a local path or an ``s3://`` URI; errors name ``uri``."""
+        from rlinf_bench.storage import Storage, StoredObjectMissingError
+
+        try:
+            text = (storage or Storage()).read_bytes(uri)
+        except StoredObjectMissingError as exc:
+            raise ContractError(f"{cls.__name__} {uri} does not exist; check the path or URI") from exc
+        return cls.from_json(text, source=uri)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """Serialize to JSON (the inverse of :meth:`from_json`)."""

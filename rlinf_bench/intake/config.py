@@ -27,7 +27,8 @@ from rlinf_bench.contracts.request import (
     Resources,
     SuiteSelection,
 )
-from rlinf_bench.errors import ConfigError
+from rlinf_bench.errors import ConfigError, StorageError
+from rlinf_bench.storage import Storage, is_s3, parse_s3
 
 #: The brief's "Reference Results" table: the four LIBERO suites the paper reports.
 DEFAULT_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
@@ -141,13 +142,13 @@ def load_intake_config(
                 f"cannot read intake config SSM parameter {name!r}: {exc}; create it or fix INTAKE_CONFIG"
             ) from exc
         return parse_config_text(value, source=source)
-    if source.startswith("s3://"):
-        bucket, _, key = source[len("s3://") :].partition("/")
+    if is_s3(source):
         if s3_factory is None:
             raise ConfigError(f"intake config {source}: no S3 client available")
+        parse_s3(source, what="intake config", need_key=True)
         try:
-            body = s3_factory().get_object(Bucket=bucket, Key=key)["Body"].read().decode()
-        except Exception as exc:
+            body = Storage(s3_factory=s3_factory).read_text(source)
+        except StorageError as exc:
             raise ConfigError(f"cannot read intake config {source}: {exc}; upload it or fix INTAKE_CONFIG") from exc
         return parse_config_text(body, source=source)
     path = Path(source)

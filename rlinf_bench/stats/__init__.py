@@ -1,6 +1,6 @@
 """Statistics of success rates over repeated evaluation runs (see docs/statistics.md)."""
 
-from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint, aggregate_suite, load_runs
+from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint, aggregate_suite, load_probes, load_runs
 from rlinf_bench.stats.intervals import CLUSTERED_METHOD, ClusteredEstimate, clustered_interval, wilson
 from rlinf_bench.stats.significance import (
     ComparisonOutcome,
@@ -28,6 +28,7 @@ __all__ = [
     "clustered_interval",
     "cochran_q",
     "compare_to_constant",
+    "load_probes",
     "load_runs",
     "paired_test",
     "reference_verdict",

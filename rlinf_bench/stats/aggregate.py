@@ -18,6 +18,7 @@ from rlinf_bench import __version__
 from rlinf_bench.contracts import (
     CheckpointReport,
     Disagreement,
+    ProbeResult,
     RunResult,
     RunStatus,
     RunSummary,
@@ -28,6 +29,7 @@ from rlinf_bench.contracts import (
 from rlinf_bench.errors import ResultsMismatchError
 from rlinf_bench.stats.intervals import CLUSTERED_METHOD, clustered_interval, wilson
 from rlinf_bench.stats.significance import chi2_homogeneity, cochran_q
+from rlinf_bench.storage import Storage
 
 DISAGREEMENT_ALPHA = 0.01  # strict: a flag should mean "look at the nodes", not routine noise
 
@@ -253,6 +255,16 @@ def aggregate_checkpoint(runs: Sequence[SourcedRun], *, runs_expected: int = 3) 
     )
 
 
-def load_runs(paths: Sequence[str]) -> list[SourcedRun]:
-    """Read RunResult JSON files; a bad file raises ContractError naming the file and the field."""
-    return [SourcedRun(str(p), RunResult.load(p)) for p in paths]
+def load_runs(uris: Sequence[str], *, storage: Storage | None = None) -> list[SourcedRun]:
+    """Read RunResults from local paths or ``s3://`` URIs (``storage`` carries the S3 client).
+
+    A missing or invalid document raises ContractError naming the URI (and the bad field).
+    """
+    store = storage or Storage()
+    return [SourcedRun(str(u), RunResult.read(str(u), storage=store)) for u in uris]
+
+
+def load_probes(uris: Sequence[str], *, storage: Storage | None = None) -> list[ProbeResult]:
+    """Read ProbeResults from local paths or ``s3://`` URIs; errors name the URI like :func:`load_runs`."""
+    store = storage or Storage()
+    return [ProbeResult.read(str(u), storage=store) for u in uris]

@@ -8,9 +8,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from eval_runner.result_writer import ResultWriter, split_s3_uri
+from eval_runner.result_writer import ResultWriter
 from rlinf_bench.contracts import EpisodeResult, RunResult, RunStatus, TaskResult
-from rlinf_bench.errors import ConfigError
+from rlinf_bench.errors import ConfigError, StorageError
 
 
 def _result(n: int, status: RunStatus = RunStatus.INCOMPLETE) -> RunResult:
@@ -61,8 +61,8 @@ def test_given_an_s3_output_then_writes_are_throttled_but_the_final_one_always_g
 
 @pytest.mark.parametrize("uri", ["s3://", "s3://bucket", "s3://bucket/", "s3://bucket/dir/"])
 def test_given_an_s3_uri_without_an_object_key_then_it_is_rejected(uri: str) -> None:
-    with pytest.raises(ConfigError, match="must name an object"):
-        split_s3_uri(uri)
+    with pytest.raises(ConfigError, match=f"output URI '{uri}' must name an object"):
+        ResultWriter(uri)
 
 
 def test_given_s3_failing_then_progress_snapshots_are_skipped_but_the_final_write_raises(
@@ -74,7 +74,7 @@ def test_given_s3_failing_then_progress_snapshots_are_skipped_but_the_final_writ
 
         assert writer.write(_result(1)) is False
         assert "could not upload the progress snapshot" in caplog.text
-        with pytest.raises(s3.exceptions.NoSuchBucket):
+        with pytest.raises(StorageError, match=r"cannot write s3://missing-bucket/r\.json.*NoSuchBucket"):
             writer.write(_result(1, RunStatus.COMPLETE), final=True)
 
 
