@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from rlinf_bench.cli.help_format import ExampleFormatter
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
 from rlinf_bench.storage import Storage, is_s3, parse_s3
@@ -71,7 +72,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def register(sub: Any) -> None:
     """Add ``evaluate`` to ``rlinf-bench``."""
-    p = sub.add_parser("evaluate", help="evaluate a checkpoint on a LIBERO suite", description=__doc__)
+    p = sub.add_parser(
+        "evaluate",
+        help="evaluate a checkpoint on a LIBERO suite",
+        description=__doc__,
+        epilog="example: rlinf-bench evaluate --checkpoint runs/exp/checkpoints/global_step_400 "
+        "--suite libero_spatial --workers 4 --out results/spatial-run0.json",
+        formatter_class=ExampleFormatter,
+    )
     add_arguments(p)
     p.set_defaults(func=run)
 

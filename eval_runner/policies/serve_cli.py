@@ -20,6 +20,7 @@ def register(sub: Any) -> None:
         "serve-policy",
         help="serve a policy over a websocket (protocol: docs/policies.md)",
         description=__doc__,
+        epilog="example: rlinf-bench serve-policy --policy builtin:demo --host 0.0.0.0 --port 8000",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--policy", required=True, help="policy spec, e.g. builtin:demo or python:MODULE:FACTORY")

@@ -11,6 +11,7 @@ import argparse
 import json
 from typing import Any
 
+from rlinf_bench.cli.help_format import ExampleFormatter
 from rlinf_bench.cli.intake_common import Clients, add_intake_options, intake_config, state_machine_arn
 from rlinf_bench.errors import ConfigError
 
@@ -23,7 +24,12 @@ def _steps(text: str) -> set[int]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("backfill", help="evaluate the complete, not yet evaluated checkpoints under a run root")
+    p = sub.add_parser(
+        "backfill",
+        help="evaluate the complete, not yet evaluated checkpoints under a run root",
+        epilog="example: rlinf-bench backfill s3://bucket/runs/exp --steps 25,50,75,100 --dry-run",
+        formatter_class=ExampleFormatter,
+    )
     p.add_argument("root", metavar="ROOT_URI", help="s3://bucket/prefix or a local directory above checkpoints/")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--steps", type=_steps, default=None, help="only these global steps, e.g. 25,50,75,100")

@@ -6,6 +6,8 @@ import argparse
 import logging
 from typing import TYPE_CHECKING
 
+from rlinf_bench.cli.help_format import ExampleFormatter
+
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
@@ -21,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Aggregate the runs of one checkpoint (mean, std, clustered and Wilson 95%% intervals per suite) and "
             "compare with published baselines and/or a previous checkpoint. See docs/statistics.md."
         ),
+        epilog="example: rlinf-bench compare out/run*.json --baseline libero/openvla-oft-rlinf --previous prev/run*.json",
+        formatter_class=ExampleFormatter,
     )
     p.add_argument("results", nargs="+", metavar="RESULT.json", help="RunResult files of one checkpoint")
     p.add_argument(

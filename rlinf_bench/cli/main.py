@@ -28,19 +28,51 @@ COMMAND_MODULES: list[str] = [
     "rlinf_bench.cli.backfill",  # backfill
     "rlinf_bench.cli.replay_events",  # replay-events
     "rlinf_bench.cli.render_jobs",  # render-jobs
+    "rlinf_bench.cli.doctor",  # doctor
 ]
+
+#: Commands in the order a user meets them (evaluate, compare, report, probe, trigger, backfill); any
+#: other registered command follows in registration order.
+FLOW_ORDER: tuple[str, ...] = ("evaluate", "compare", "report", "probe", "trigger", "backfill")
+
+DESCRIPTION = """\
+rlinf-bench evaluates RLinf checkpoints on LIBERO with real rollouts (3 runs x 50 trials per task,
+greedy), turns the runs into success rates with intervals and verdicts against baselines, publishes
+them to MLflow and reports, probes the training cluster (GPU, NCCL, storage, checkpoint I/O,
+throughput), and evaluates every new checkpoint automatically on AWS/Kubernetes."""
+
+EPILOG = """\
+a first session:
+  rlinf-bench doctor                                        # is this machine ready? (fix for each problem)
+  rlinf-bench evaluate --checkpoint runs/exp/checkpoints/global_step_400 --suite libero_spatial
+  rlinf-bench compare results/*/libero_spatial/run*.json --baseline libero/openvla-oft-rlinf
+  rlinf-bench report --tracking-uri sqlite:///mlflow.db --out report/
+
+`rlinf-bench COMMAND --help` shows a command's options and an example."""
 
 log = logging.getLogger("rlinf_bench")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rlinf-bench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="rlinf-bench",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"rlinf-bench {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    # argparse lists commands in the order they were added; reorder the listing, not the discovery.
+    sub._choices_actions.sort(key=lambda action: flow_rank(action.dest))
     return parser
+
+
+def flow_rank(command: str) -> int:
+    """Position of ``command`` in --help: the flow's commands first, the rest after them."""
+    return FLOW_ORDER.index(command) if command in FLOW_ORDER else len(FLOW_ORDER)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

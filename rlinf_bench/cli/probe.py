@@ -5,12 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rlinf_bench.cli.help_format import ExampleFormatter
+
 
 def register(sub: Any) -> None:
     """Add ``probe`` with one sub-command per probe; probe modules import heavy packages only when run."""
     from infra_probes.cli import add_probe_parsers
 
-    parser = sub.add_parser("probe", help="run an infrastructure probe (gpu, nccl, storage, checkpoint_io, throughput)")
+    parser = sub.add_parser(
+        "probe",
+        help="run an infrastructure probe (gpu, nccl, storage, checkpoint_io, throughput)",
+        epilog="example: rlinf-bench probe storage --path /fsx/bench --size 4G --json",
+        formatter_class=ExampleFormatter,
+    )
     probes = parser.add_subparsers(dest="probe", metavar="PROBE", required=True)
     add_probe_parsers(probes)
     parser.set_defaults(func=run)

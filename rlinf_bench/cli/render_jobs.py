@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rlinf_bench.cli.help_format import ExampleFormatter
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -12,6 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write the Jobs (and Services) of an EvalRequest as YAML files",
         description="Validate an EvalRequest (YAML or JSON) and write one YAML file per Job into --out, "
         "ready for `kubectl apply -f DIR`. Nothing is sent to a cluster.",
+        epilog="example: rlinf-bench render-jobs --request examples/eval-request.yaml --out jobs/",
+        formatter_class=ExampleFormatter,
     )
     p.add_argument("--request", required=True, metavar="FILE", help="EvalRequest as YAML or JSON")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the manifests (created if missing)")

@@ -11,9 +11,16 @@ import argparse
 import json
 import sys
 
+from rlinf_bench.cli.help_format import ExampleFormatter
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("replay-events", help="feed recorded S3 events (JSON lines) through the router in local moto")
+    p = sub.add_parser(
+        "replay-events",
+        help="feed recorded S3 events (JSON lines) through the router in local moto",
+        epilog="example: rlinf-bench replay-events events/recorded-export.jsonl",
+        formatter_class=ExampleFormatter,
+    )
     p.add_argument("file", metavar="FILE.jsonl", help="one S3 event per line (EventBridge or classic shape); - = stdin")
     p.add_argument("--quiet-period", type=float, default=None, metavar="SECONDS", help="override quiet_period_s")
     p.add_argument("--config", default="", help="intake config file (YAML/JSON); default: built-in")

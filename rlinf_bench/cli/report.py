@@ -6,6 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
+from rlinf_bench.cli.help_format import ExampleFormatter
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -13,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write an HTML + markdown report of every checkpoint in an MLflow experiment",
         description="Read every published checkpoint back from MLflow and write report.html (self-contained), "
         "report.md and sr_vs_step.png.",
+        epilog="example: rlinf-bench report --tracking-uri sqlite:///mlflow.db --out report/",
+        formatter_class=ExampleFormatter,
     )
     p.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
     p.add_argument("--experiment", default="RLinf", help="MLflow experiment (default: RLinf)")

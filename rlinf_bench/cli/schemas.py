@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rlinf_bench.cli.help_format import ExampleFormatter
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("schemas", help="write the contracts' JSON Schemas (docs/schemas/)")
+    p = sub.add_parser(
+        "schemas",
+        help="write the contracts' JSON Schemas (docs/schemas/)",
+        epilog="example: rlinf-bench schemas --check   # fail if docs/schemas is out of date",
+        formatter_class=ExampleFormatter,
+    )
     p.add_argument("--out", default="docs/schemas", help="output folder (default: docs/schemas)")
     p.add_argument("--check", action="store_true", help="fail if a committed schema is out of date")
     p.set_defaults(func=run)

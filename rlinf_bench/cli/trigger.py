@@ -9,11 +9,17 @@ from __future__ import annotations
 import argparse
 import json
 
+from rlinf_bench.cli.help_format import ExampleFormatter
 from rlinf_bench.cli.intake_common import Clients, add_intake_options, intake_config, state_machine_arn
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("trigger", help="evaluate one checkpoint now (completeness check + start the execution)")
+    p = sub.add_parser(
+        "trigger",
+        help="evaluate one checkpoint now (completeness check + start the execution)",
+        epilog="example: rlinf-bench trigger s3://bucket/runs/exp/checkpoints/global_step_400 --state-machine-arn ARN",
+        formatter_class=ExampleFormatter,
+    )
     p.add_argument("checkpoint", metavar="CHECKPOINT_URI", help="s3://bucket/.../global_step_N or a local directory")
     add_intake_options(p)
     p.set_defaults(func=run)
