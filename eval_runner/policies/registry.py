@@ -1,6 +1,6 @@
 """Turn a policy spec string into a :class:`Policy`.
 
-Two registries with decorator registration: *schemes* (``builtin``, ``server``, ``python``) and,
+Two registries with decorator registration: *schemes* (``builtin``, ``server``, ``python``, ``rlinf``) and,
 inside ``builtin``, the builtin policy names. A miss lists the valid names and suggests the closest
 one. Scheme loaders import their heavy dependencies (torch, websockets) only when used, so listing
 specs or parsing a request stays cheap.
@@ -67,7 +67,12 @@ class Registry(Generic[T]):
 SCHEMES: Registry[SchemeLoader] = Registry("policy scheme")
 
 # Modules whose import registers schemes / builtin policies. Imported on first use of the registry.
-_PLUGIN_MODULES = ("eval_runner.policies.builtin", "eval_runner.policies.remote", "eval_runner.policies.python_loader")
+_PLUGIN_MODULES = (
+    "eval_runner.policies.builtin",
+    "eval_runner.policies.remote",
+    "eval_runner.policies.python_loader",
+    "eval_runner.policies.rlinf_policy",
+)
 _plugins_loaded = False
 
 
