@@ -28,20 +28,29 @@ MODE_EVAL_TYPES = frozenset(
 OPENVLA_GRIPPER_TYPES = frozenset({"openvla", "openvla_oft", "gr00t_n1d6", "gr00t_n1d7"})
 #: How many camera images each model type reads; types not listed get both LIBERO cameras.
 STATE_ONLY_TYPES = frozenset({"mlp_policy"})
-#: Python packages RLinf's model code imports that are not on PyPI under that name, with the fix.
-MODEL_CODE_PACKAGES = {
-    "prismatic": (
-        "OpenVLA / OpenVLA-OFT need the `prismatic` package (OpenVLA-OFT's model code, installed from git): "
-        "run RLinf's `bash requirements/install.sh embodied --model openvla-oft --env maniskill_libero`, "
-        "or pip install the openvla-oft repository"
-    ),
-    "openpi": (
-        "pi0 / pi0.5 need the `openpi` package (with RLinf's patched transformers): run RLinf's "
-        "`bash requirements/install.sh embodied --model openpi --env maniskill_libero`, or `pip install rlinf-openpi`"
-    ),
-    "transformers": "this model type needs transformers: `pip install 'rlinf[embodied]==0.3.0'`",
-    "peft": "LoRA models need peft: `pip install 'rlinf[embodied]==0.3.0'`",
-    "timm": "this model type needs timm: `pip install 'rlinf[embodied]==0.3.0'`",
+#: What to install when a model type's code is missing: RLinf's VLA model code is not in the rlinf wheel.
+OPENVLA_HINT = (
+    "OpenVLA / OpenVLA-OFT need transformers (`pip install 'rlinf[embodied]==0.3.0'`) and the git-only "
+    "`prismatic` package (OpenVLA-OFT's model code): run RLinf's "
+    "`bash requirements/install.sh embodied --model openvla-oft --env maniskill_libero`"
+)
+OPENPI_HINT = (
+    "pi0 / pi0.5 need the `openpi` package with RLinf's patched transformers: run RLinf's "
+    "`bash requirements/install.sh embodied --model openpi --env maniskill_libero` "
+    "(or `pip install rlinf-openpi==0.1.1`, RLinf's build of openpi, on a CUDA machine)"
+)
+MODEL_CODE_HINTS = {
+    "openvla": OPENVLA_HINT,
+    "openvla_oft": OPENVLA_HINT,
+    "openpi": OPENPI_HINT,
+    "cfg_model": OPENPI_HINT,
+}
+PACKAGE_HINTS = {
+    "prismatic": OPENVLA_HINT,
+    "openpi": OPENPI_HINT,
+    "transformers": "`pip install 'rlinf[embodied]==0.3.0'` (transformers, peft, timm)",
+    "peft": "`pip install 'rlinf[embodied]==0.3.0'` (transformers, peft, timm)",
+    "timm": "`pip install 'rlinf[embodied]==0.3.0'` (transformers, peft, timm)",
 }
 INSTALL_HINT = "install it with `pip install 'rlinf-bench[rlinf]'` (rlinf 0.3.0)"
 
@@ -217,7 +226,9 @@ def build_model(config: RlinfConfig, spec: str) -> Any:
         model = get_model(OmegaConf.create(cfg))
     except ModuleNotFoundError as exc:
         top = (exc.name or "").split(".")[0]
-        hint = MODEL_CODE_PACKAGES.get(top, f"install the package that provides {exc.name!r}")
+        hint = MODEL_CODE_HINTS.get(config.model_type) or PACKAGE_HINTS.get(
+            top, f"install the package that provides {exc.name!r}"
+        )
         raise PolicyError(
             f"rlinf config {config.path}: model_type {config.model_type!r} needs the Python package {top!r}, "
             f"which is not installed: {hint}"
