@@ -86,6 +86,23 @@ class JobSettings(BaseModel):
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables for every container")
 
 
+class WorkflowSettings(BaseModel):
+    """How the state machine waits for Jobs: heartbeats, timeouts and how many Jobs run at once."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    heartbeat_s: int = Field(
+        default=1800,
+        ge=1,
+        description="A Job silent this long counts as lost (pod evicted, node gone). It must cover scheduling "
+        "and the image pull, since heartbeats start with the Job's process",
+    )
+    queue_s: int = Field(
+        default=1800, ge=0, description="Added to a Job's activeDeadlineSeconds for the state's TimeoutSeconds"
+    )
+    max_concurrency: int = Field(default=0, ge=0, description="Jobs of one Map running at once; 0 = no limit")
+
+
 class EvalRun(Contract):
     """One evaluation run of one suite: exactly what one eval Job executes."""
 
@@ -101,6 +118,13 @@ class EvalRun(Contract):
     workers: int = Field(default=1, ge=1)
     videos: int = Field(default=0, ge=0)
     output_uri: str | None = Field(default=None, description="Where the RunResult JSON goes (local path or s3://)")
+    protocol: Literal["oft", "rlinf"] = Field(default="oft", description="Episode settings profile (docs/evaluation.md)")
+    settle_steps: int | None = Field(default=None, ge=0, description="Override the protocol's settle steps")
+    settle_gripper: float | None = Field(default=None, ge=-1, le=1, description="Override the settle action's gripper")
+    resolution: int | None = Field(default=None, ge=16, le=1024, description="Override the camera render resolution")
+    on_episode_error: Literal["fail-run", "fail-episode"] = Field(
+        default="fail-run", description="A simulator exception fails the run, or only its episode (as OpenVLA-OFT)"
+    )
 
     @property
     def run_id(self) -> str:
@@ -112,6 +136,7 @@ class EvalRequest(Contract):
 
     request_id: str = Field(default="", description="Derived from the checkpoint when empty")
     checkpoint: CheckpointRef
+    attempt: int = Field(default=1, ge=1, description="Evaluation attempt of this checkpoint and matrix (re-runs)")
     suites: list[SuiteSelection] = Field(default_factory=lambda: [SuiteSelection(name="libero_spatial")])
     runs: int = Field(default=3, ge=1, description="Evaluation runs per suite (the paper uses 3)")
     trials_per_task: int = Field(default=50, ge=1)
@@ -123,6 +148,7 @@ class EvalRequest(Contract):
     resources: Resources = Field(default_factory=Resources)
     probes: list[ProbeSpec] = Field(default_factory=list)
     kubernetes: JobSettings = Field(default_factory=JobSettings, description="How the Jobs run on Kubernetes")
+    workflow: WorkflowSettings = Field(default_factory=WorkflowSettings, description="Heartbeats, timeouts, concurrency")
     baselines: list[str] = Field(default_factory=list, description="Baseline names, e.g. libero/openvla-oft-rlinf")
     output_prefix: str = Field(default="", description="Where RunResults and reports are written")
     extra: dict[str, Any] = Field(default_factory=dict)
@@ -171,6 +197,7 @@ EVAL_MATRIX_FIELDS: frozenset[str] = frozenset(EvalRequest.model_fields) - {
     "schema_version",
     "request_id",
     "checkpoint",
+    "attempt",
 }
 
 

@@ -16,7 +16,7 @@ from kubernetes import client as k8s
 from rlinf_bench.contracts import EvalRequest, EvalRun, ProbeSpec
 from rlinf_bench.errors import ConfigError, JobSpecError
 from rlinf_bench.k8s.jobspec import RDZV_PORT, ContainerResources, JobSpec, escape_var_refs, to_manifest
-from rlinf_bench.k8s.names import MAX_NAME, derive_name, sanitize_label_value
+from rlinf_bench.k8s.names import eval_job_name, probe_job_name, sanitize_label_value
 
 __all__ = [
     "LABEL_PREFIX",
@@ -129,10 +129,20 @@ def _env(request: EvalRequest, name: str, extra_env: Mapping[str, str] | None) -
     return env
 
 
-def eval_job(request: EvalRequest, run: EvalRun, *, extra_env: Mapping[str, str] | None = None) -> JobBundle:
-    """The Job of one evaluation run: ``python -m eval_runner --request <EvalRun JSON> [--out URI --resume]``."""
+def eval_job(
+    request: EvalRequest,
+    run: EvalRun,
+    *,
+    extra_env: Mapping[str, str] | None = None,
+    name_base: str | None = None,
+) -> JobBundle:
+    """The Job of one evaluation run: ``python -m eval_runner --request <EvalRun JSON> [--out URI --resume]``.
+
+    ``name_base`` (default: the request id) is what the Job is named after; the workflow passes the
+    execution name, so a re-run attempt gets Jobs of its own.
+    """
     _check_suite(run.suite, run.task_ids)
-    name = derive_name("eval", run.request_id, run.suite, f"r{run.run_index}")
+    name = eval_job_name(name_base or run.request_id, run.suite, run.run_index)
     command = ["python", "-m", "eval_runner", "--request", escape_var_refs(run.to_json(indent=None))]
     if run.output_uri:
         # A pod that is retried (eviction, node loss) keeps the episodes its predecessor finished,
@@ -156,11 +166,12 @@ def eval_job(request: EvalRequest, run: EvalRun, *, extra_env: Mapping[str, str]
     return JobBundle(kind="eval", name=name, namespace=spec.namespace, job=spec.build())
 
 
-def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str) -> list[str]:
+def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str, out_uri: str | None = None) -> list[str]:
     tail = ["infra_probes", probe.name, "--json"]
-    if request.output_prefix:
-        out = f"{request.output_prefix.rstrip('/')}/{request.request_id}/probes/{probe.name}.json"
-        tail += ["--out", escape_var_refs(out)]
+    if not out_uri and request.output_prefix:
+        out_uri = f"{request.output_prefix.rstrip('/')}/{request.request_id}/probes/{probe.name}.json"
+    if out_uri:
+        tail += ["--out", escape_var_refs(out_uri)]
     tail += [escape_var_refs(a) for a in probe.args]
     if probe.name == "nccl" and probe.nodes > 1:
         # Fail (not measure a partial world) when a node never joins.
@@ -186,19 +197,26 @@ def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str) -> list[st
     return ["python", "-m", *tail]
 
 
-def probe_job(request: EvalRequest, probe: ProbeSpec, *, extra_env: Mapping[str, str] | None = None) -> JobBundle:
-    """The Job of one probe; the multi-node NCCL probe is an Indexed Job plus a headless Service."""
+def probe_job(
+    request: EvalRequest,
+    probe: ProbeSpec,
+    *,
+    extra_env: Mapping[str, str] | None = None,
+    name_base: str | None = None,
+    out_uri: str | None = None,
+) -> JobBundle:
+    """The Job of one probe; the multi-node NCCL probe is an Indexed Job plus a headless Service.
+
+    ``out_uri`` is where the ProbeResult goes (default: under the request's output prefix).
+    """
     _check_probe(probe)
-    # Pods of an Indexed Job are named <job>-<index>-<suffix> and their hostname is <job>-<index>,
-    # which must itself be a DNS label: leave room for the index.
-    room = len(f"-{probe.nodes - 1}") if probe.nodes > 1 else 0
-    name = derive_name("probe", request.request_id, probe.name, max_len=MAX_NAME - room)
+    name = probe_job_name(name_base or request.request_id, probe.name, probe.nodes)
     res = request.resources
     spec = JobSpec(
         name=name,
         namespace=request.kubernetes.namespace,
         image=request.probe_image,
-        command=_probe_command(request, probe, name),
+        command=_probe_command(request, probe, name, out_uri),
         resources=ContainerResources(
             cpu=res.cpu, memory=res.memory, gpu=probe.gpus_per_node, gpu_key=res.gpu_resource_key
         ),

@@ -140,3 +140,15 @@ def derive_name(*parts: str | int, max_len: int = MAX_NAME) -> str:
     keep = max_len - HASH_LEN - 1
     head = cleaned[:keep].rstrip("-")
     return f"{head}-{_short_hash(raw)}"
+
+
+def eval_job_name(base: str, suite: str, run_index: int) -> str:
+    """The Job name of one eval run; ``base`` is the execution name (checkpoint, matrix hash, attempt)."""
+    return derive_name("eval", base, suite, f"r{run_index}")
+
+
+def probe_job_name(base: str, probe: str, nodes: int = 1) -> str:
+    """The Job name of one probe. Pods of an Indexed Job are named ``<job>-<index>-<suffix>`` and their
+    hostname ``<job>-<index>`` must itself be a DNS label, so room is left for the index."""
+    room = len(f"-{nodes - 1}") if nodes > 1 else 0
+    return derive_name("probe", base, probe, max_len=MAX_NAME - room)

@@ -1,0 +1,211 @@
+"""The documents that travel through the evaluation state machine (statemachine/evaluate_checkpoint.asl.json).
+
+Each state's Lambda reads one of these and returns another; the ASL only moves them around. Keeping
+them here, next to the other contracts, means the JSON the state machine carries has a schema, and a
+malformed document fails at the edge with the field named, not three states later.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
+
+from rlinf_bench.contracts.base import Contract
+from rlinf_bench.contracts.request import EvalRequest, EvalRun, ProbeSpec
+
+__all__ = [
+    "AggregateInput",
+    "AggregateResult",
+    "FailureEvent",
+    "FailureNotice",
+    "FailureNotifyInput",
+    "JobCallback",
+    "OutcomeStatus",
+    "PlanInput",
+    "PlanResult",
+    "PublishResult",
+    "RunFailureInput",
+    "RunOutcome",
+    "StateError",
+    "SubmitInput",
+    "SubmitResult",
+    "WorkItem",
+]
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class WorkItem(_Doc):
+    """One Map item: an eval run or a probe, with the Job's name and where its result will be."""
+
+    kind: Literal["eval", "probe"]
+    job_name: str
+    namespace: str
+    result_uri: str
+    heartbeat_s: int = Field(ge=1)
+    timeout_s: int = Field(ge=1)
+    run: EvalRun | None = None
+    probe: ProbeSpec | None = None
+
+    @property
+    def label(self) -> str:
+        """How a person names this item: ``libero_spatial run 1`` or ``probe nccl``."""
+        if self.run is not None:
+            return f"{self.run.suite} run {self.run.run_index}"
+        return f"probe {self.probe.name if self.probe else '?'}"
+
+
+class PlanInput(_Doc):
+    """The planner's input: the execution input (an EvalRequest) and the execution's name."""
+
+    request: EvalRequest
+    execution: str = Field(default="", description="$$.Execution.Name: Jobs are named after it")
+
+
+class PlanResult(Contract):
+    """What the state machine fans out: the request as resolved, then the two Map item lists."""
+
+    request: EvalRequest
+    execution: str
+    eval_items: list[WorkItem]
+    probe_items: list[WorkItem]
+    max_concurrency: int = Field(ge=0)
+
+
+class SubmitInput(_Doc):
+    """job_submitter's input: one Map item, the request it belongs to, and the task token to call back with."""
+
+    request: EvalRequest
+    execution: str = Field(default="", description="Base of the Job names (the execution name)")
+    item: WorkItem
+    task_token: str = Field(repr=False, min_length=1)
+
+
+class SubmitResult(_Doc):
+    job_name: str
+    namespace: str
+    created: bool
+
+
+class OutcomeStatus(StrEnum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class JobCallback(_Doc):
+    """What a Job sends with SendTaskSuccess: where its result is, a one-line headline, and who it is."""
+
+    status: Literal[OutcomeStatus.SUCCEEDED] = OutcomeStatus.SUCCEEDED
+    kind: Literal["eval", "probe"]
+    job_name: str = ""
+    result_uri: str
+    headline: str = ""
+    suite: str | None = None
+    run_index: int | None = None
+    probe: str | None = None
+
+
+class StateError(_Doc):
+    """A Catch's ``$.error``: Step Functions' Error and Cause."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    error: str = Field(default="", alias="Error")
+    cause: str = Field(default="", alias="Cause")
+
+
+class RunFailureInput(_Doc):
+    """A Map item whose Task failed: the item, the request, and the caught error."""
+
+    action: Literal["explain_run"] = "explain_run"
+    request: EvalRequest
+    execution: str = ""
+    item: WorkItem
+    error: StateError
+
+
+class RunOutcome(_Doc):
+    """How one Map item ended; failed items carry the reason, never a number."""
+
+    status: OutcomeStatus
+    kind: Literal["eval", "probe"]
+    job_name: str = ""
+    result_uri: str = ""
+    headline: str = ""
+    suite: str | None = None
+    run_index: int | None = None
+    probe: str | None = None
+    error: str = ""
+    cause: str = ""
+    job_reason: str | None = Field(default=None, description="Kubernetes' reason: OOMKilled, Evicted, ...")
+    state_error: StateError | None = Field(default=None, description="The caught error, when nothing explained it")
+
+    @model_validator(mode="after")
+    def _error_from_state(self) -> RunOutcome:
+        if self.state_error is not None:
+            self.error = self.error or self.state_error.error or "Failed"
+            self.cause = self.cause or self.state_error.cause
+        return self
+
+    @property
+    def label(self) -> str:
+        if self.kind == "eval":
+            return f"{self.suite} run {self.run_index}"
+        return f"probe {self.probe}"
+
+
+class AggregateInput(_Doc):
+    """The plan plus the Parallel state's output: one list of outcomes per branch."""
+
+    request: EvalRequest
+    execution: str = ""
+    outcomes: list[list[RunOutcome]]
+
+    def flat(self) -> list[RunOutcome]:
+        return [o for branch in self.outcomes for o in branch]
+
+
+class AggregateResult(_Doc):
+    """Where the CheckpointReport is, and what the publisher needs to say without reading it again."""
+
+    request: EvalRequest
+    execution: str = ""
+    report_uri: str
+    headline: str
+    complete: bool
+    failed_runs: list[str] = Field(default_factory=list, description="'<what>: <why>' per failed item")
+    notes: list[str] = Field(default_factory=list, description="Problems met while aggregating (MLflow history...)")
+
+
+class PublishResult(_Doc):
+    report_uri: str
+    mlflow_run_id: str | None = None
+    mlflow_error: str = ""
+    message_id: str = ""
+    email_subject: str = ""
+
+
+class FailureNotifyInput(_Doc):
+    """The failure branch's input: what was running (when known) and the caught error."""
+
+    action: Literal["notify"] = "notify"
+    request: EvalRequest | None = None
+    execution: str = ""
+    stage: str = Field(default="", description="The state that failed: plan, aggregate, publish")
+    error: StateError = Field(default_factory=StateError)
+
+
+class FailureNotice(_Doc):
+    """The failure notification as sent: subject, text, and the SNS message id."""
+
+    subject: str
+    text: str
+    message_id: str = ""
+
+
+class FailureEvent(RootModel[Annotated[RunFailureInput | FailureNotifyInput, Field(discriminator="action")]]):
+    """failure_notifier's input: either action, told apart by its ``action`` field."""
