@@ -197,8 +197,14 @@ def run(args: argparse.Namespace) -> int:
     # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     out = eval_run.output_uri or default_output(eval_run)
+    # Environment checks first: a broken setup fails here in seconds, the fix in the result file.
+    from rlinf_bench.doctor.preflight import eval_preflight
+
+    doctor = eval_preflight(eval_run, out=out, cache_dir=args.cache_dir, command=sys.argv, write=not args.resume)
     try:
-        result = evaluate(eval_run, out_path=out, settings=settings, command=sys.argv)
+        result = evaluate(
+            eval_run, out_path=out, settings=settings, command=sys.argv, provenance_extra={"doctor": doctor.record()}
+        )
     finally:
         signal.signal(signal.SIGTERM, previous)
     print(format_table(result))

@@ -49,6 +49,7 @@ def evaluate(
     s3_client: Any = None,
     command: Sequence[str] | None = None,
     on_episode: Callable[[RunResult], None] | None = None,
+    provenance_extra: dict[str, Any] | None = None,
 ) -> RunResult:
     """Evaluate ``run`` and return its complete RunResult (also written to ``out_path``).
 
@@ -78,6 +79,7 @@ def evaluate(
     progress: Progress | None = None
     try:
         builder = _prepare(run, settings, command)
+        builder.provenance.extra.update(provenance_extra or {})  # e.g. the doctor report of the Job's start
         if previous is not None:
             _preload(builder, previous)
         writer.write(builder.build(RunStatus.INCOMPLETE, "setting up"), final=True)

@@ -124,7 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Execute, emit on the reporting rank, and map the verdict to an exit status."""
-    result = execute(args)
+    # Environment checks first (recorded in the result): an unreachable MLflow fails in seconds, not after retries.
+    from rlinf_bench.doctor.preflight import probe_preflight, with_report
+
+    doctor, failed = probe_preflight(args.probe, getattr(args, "tracking_uri", None), getattr(args, "experiment", None))
+    result = failed or with_report(execute(args), doctor)
     if args.probe == "nccl":
         from infra_probes.nccl import is_reporting_rank
 

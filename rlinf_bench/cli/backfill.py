@@ -47,9 +47,8 @@ def run(args: argparse.Namespace) -> int:
     config = intake_config(args, clients)
     arn = state_machine_arn(args)
     starter = ExecutionStarter(clients("stepfunctions"), arn) if arn else None
-    refs = discover_checkpoints(args.root, s3_factory=lambda: clients("s3"), patterns=config.patterns)
-    if args.steps is not None:
-        refs = [r for r in refs if r.global_step in args.steps]
+    found = discover_checkpoints(args.root, s3_factory=lambda: clients("s3"), patterns=config.patterns)
+    refs = found if args.steps is None else [r for r in found if r.global_step in args.steps]
     if not refs:
         raise ConfigError(f"no RLinf checkpoints (…/checkpoints/global_step_<N>/actor/…) found under {args.root}")
     rows: list[dict[str, Any]] = []
@@ -75,4 +74,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         for row in rows:
             print(f"step {row['global_step']:>8}  {row['status']:<17}  {row['detail']}")
+        print(summary_line(rows, [r.global_step for r in found if r not in refs], args.root))
     return 0
+
+
+#: Row status -> the name every batch summary uses (started, duplicate, pending, dead, ignored).
+SUMMARY_NAMES = {
+    "started": "started",
+    "already_evaluated": "duplicate (already evaluated)",
+    "incomplete": "pending (incomplete)",
+    "would_start": "would start (--dry-run)",
+}
+
+
+def summary_line(rows: list[dict[str, Any]], ignored_steps: list[int], root: str) -> str:
+    """Every checkpoint found, accounted for; the counts add up to what discovery listed."""
+    counts = {name: sum(1 for r in rows if r["status"] == status) for status, name in SUMMARY_NAMES.items()}
+    parts = [f"{n} {name}" for name, n in counts.items() if n or not name.startswith("would")]
+    ignored = f"{len(ignored_steps)} ignored" + (f" (not in --steps: {ignored_steps})" if ignored_steps else "")
+    total = len(rows) + len(ignored_steps)
+    return f"{total} checkpoints under {root}: {', '.join(parts)}, {ignored} (= {sum(counts.values()) + len(ignored_steps)})"

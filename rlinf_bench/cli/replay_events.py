@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from rlinf_bench.cli.help_format import ExampleFormatter
+
+if TYPE_CHECKING:
+    from rlinf_bench.intake.replay import ReplayReport
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE.jsonl", help="one S3 event per line (EventBridge or classic shape); - = stdin")
     p.add_argument("--quiet-period", type=float, default=None, metavar="SECONDS", help="override quiet_period_s")
     p.add_argument("--config", default="", help="intake config file (YAML/JSON); default: built-in")
-    p.add_argument("--json", action="store_true", help="print {executions, dead_letters, pending} as JSON")
+    p.add_argument("--json", action="store_true", help="print {executions, dead_letters, pending, summary} as JSON")
     p.set_defaults(func=run)
 
 
@@ -49,10 +53,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=str))
         return 0
-    print(
-        f"{report.events} events -> {len(report.executions)} executions, {len(report.dead_letters)} dead letters, "
-        f"{len(report.pending)} pending"
-    )
+    print(summary_line(report))
+    for reason, n in report.ignored_reasons.items():
+        print(f"  ignored   {n:>3} x {reason}")
     for e in report.executions:
         print(f"  started   {e['name']}  {e['checkpoint']['uri']}")
     for d in report.dead_letters:
@@ -60,3 +63,13 @@ def run(args: argparse.Namespace) -> int:
     for p in report.pending:
         print(f"  pending   {p['checkpoint']['uri']}: {p['reason']}")
     return 0
+
+
+def summary_line(report: ReplayReport) -> str:
+    """Every record read, accounted for: the outcome counts add up to the records."""
+    counts = ", ".join(f"{n} {name}" for name, n in report.counts.items())
+    records = f" ({report.records} object records)" if report.records != report.events else ""
+    return (
+        f"{report.events} events{records}: {counts} (= {sum(report.counts.values())}); "
+        f"{len(report.executions)} executions, {len(report.dead_letters)} dead letters"
+    )

@@ -178,6 +178,8 @@ def _http_mlflow(ctx: DoctorContext, uri: str) -> list[CheckResult]:
         return results
     exp_id = body["experiment"]["experiment_id"]
     results.append(ctx.ok("mlflow.experiment", f"experiment {ctx.experiment!r} (id {exp_id})"))
+    if not ctx.write_test:
+        return [*results, ctx.skip("mlflow.write", "not needed here (read only)")]
     status, body = _call(
         uri,
         "/api/2.0/mlflow/runs/create",
@@ -221,10 +223,9 @@ def _local_mlflow(ctx: DoctorContext, uri: str) -> list[CheckResult]:
     exp = client.get_experiment_by_name(ctx.experiment)
     if exp is None:
         return [*results, ctx.warn("mlflow.experiment", f"no experiment {ctx.experiment!r} yet", "created at publish")]
+    found = ctx.ok("mlflow.experiment", f"experiment {ctx.experiment!r} (id {exp.experiment_id})")
+    if not ctx.write_test:
+        return [*results, found, ctx.skip("mlflow.write", "not needed here (read only)")]
     run = client.create_run(exp.experiment_id, run_name="rlinf-bench-doctor", tags={"rlinf_bench.doctor": "1"})
     client.delete_run(run.info.run_id)
-    return [
-        *results,
-        ctx.ok("mlflow.experiment", f"experiment {ctx.experiment!r} (id {exp.experiment_id})"),
-        ctx.ok("mlflow.write", f"created and deleted run {run.info.run_id}"),
-    ]
+    return [*results, found, ctx.ok("mlflow.write", f"created and deleted run {run.info.run_id}")]

@@ -49,6 +49,7 @@ class DoctorContext(BaseModel):
     policy_servers: list[str] = Field(default_factory=list, description="ws:// or http(s):// policy server URIs")
     tracking_uri: str = Field(default="", description="MLflow tracking URI (default $MLFLOW_TRACKING_URI)")
     experiment: str = "RLinf"
+    write_test: bool = Field(default=True, description="Create (then delete) an MLflow run to prove write access")
     kubeconfig: str = Field(default="", description="kubeconfig path (default $KUBECONFIG or ~/.kube/config)")
     kube_context: str = ""
     eks_cluster: str = ""

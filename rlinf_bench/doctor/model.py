@@ -85,6 +85,10 @@ class DoctorReport(BaseModel):
         """Every check, one line each (fix below), then the summary."""
         return "\n".join([*(c.line() for c in self.checks), self.summary()])
 
+    def record(self) -> dict[str, Any]:
+        """The report as JSON-ready data, for a result's provenance."""
+        return self.model_dump(mode="json")
+
     def failure_message(self) -> str:
         """The failed checks with their fixes, as one message for an error or a result file."""
         return "; ".join(f"doctor check {c.name} failed: {c.measured}; fix: {c.fix}" for c in self.failures)

@@ -53,8 +53,12 @@ def eval_preflight(
     cache_dir: Path | None = None,
     command: Sequence[str] | None = None,
     s3_client: Any = None,
+    write: bool = True,
 ) -> DoctorReport:
-    """Run the eval Job's checks; on failure write a ``failed`` result to ``out`` and raise PreflightError."""
+    """Run the eval Job's checks; on failure write a ``failed`` result to ``out`` and raise PreflightError.
+
+    ``write=False`` (a ``--resume`` run) leaves an existing result file alone: its episodes stay resumable.
+    """
     # The runner defaults to headless EGL; check the environment it will actually render in.
     os.environ.setdefault("MUJOCO_GL", "egl")
     os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
@@ -70,7 +74,8 @@ def eval_preflight(
     if report.ok:
         return report
     message = report.failure_message()
-    _write_failed_run(run, out, message, report, command, s3_client)
+    if write:
+        _write_failed_run(run, out, message, report, command, s3_client)
     raise PreflightError(message)
 
 
@@ -101,7 +106,7 @@ def _write_failed_run(
         max_steps=max_steps,
         settle_steps=settle,
         timings=Timings(started_at=report.started_at or now, finished_at=now, wall_s=report.wall_s),
-        provenance=collect_provenance(command=command, extra={"doctor": report.model_dump(mode="json")}),
+        provenance=collect_provenance(command=command, extra={"doctor": report.record()}),
     )
     try:
         Storage(s3_client).write_text(out, result.to_json(), content_type="application/json")
@@ -109,12 +114,21 @@ def _write_failed_run(
         log.error("could not write the failed result to %s: %s", out, exc)
 
 
-def probe_preflight(probe: str, tracking_uri: str | None = None) -> tuple[DoctorReport, ProbeResult | None]:
+def probe_preflight(
+    probe: str, tracking_uri: str | None = None, experiment: str | None = None
+) -> tuple[DoctorReport, ProbeResult | None]:
     """Run a probe Job's checks; returns the report and, when a check failed, the ``fail`` result to emit.
 
-    A missing GPU is left to the probe itself, which reports it as ``not_available``.
+    A missing GPU is left to the probe itself, which reports it as ``not_available``. Probes only read
+    MLflow, so no test run is written there.
     """
-    ctx = DoctorContext(target=Target.PROBE, only=list(PROBE_JOB_CHECKS), tracking_uri=tracking_uri or "")
+    ctx = DoctorContext(
+        target=Target.PROBE,
+        only=list(PROBE_JOB_CHECKS),
+        tracking_uri=tracking_uri or "",
+        experiment=experiment or "RLinf",
+        write_test=False,
+    )
     report = run_doctor(ctx)
     log.info("%s", report.summary())
     blocking = [c for c in report.failures if c.area != "gpu"]
@@ -125,7 +139,7 @@ def probe_preflight(probe: str, tracking_uri: str | None = None) -> tuple[Doctor
         probe=probe,
         verdict=ProbeVerdict.FAIL,
         reason=reason,
-        details={"doctor": report.model_dump(mode="json")},
+        details={"doctor": report.record()},
         started_at=report.started_at,
         wall_s=report.wall_s,
     )
@@ -134,4 +148,4 @@ def probe_preflight(probe: str, tracking_uri: str | None = None) -> tuple[Doctor
 
 def with_report(result: ProbeResult, report: DoctorReport) -> ProbeResult:
     """``result`` with the doctor report recorded in its details."""
-    return result.model_copy(update={"details": {**result.details, "doctor": report.model_dump(mode="json")}})
+    return result.model_copy(update={"details": {**result.details, "doctor": report.record()}})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -46,15 +47,78 @@ class VirtualClock:
         self.offset += timedelta(seconds=seconds)
 
 
+#: What became of each object record read, in the order the summary prints them.
+FINAL_OUTCOMES = ("started", "duplicate", "pending", "dead", "ignored")
+
+
 @dataclass
 class ReplayReport:
     executions: list[dict[str, Any]] = field(default_factory=list)
     dead_letters: list[dict[str, Any]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
     events: int = 0
+    #: Object records in the events (a classic S3 notification can carry several; an unreadable line is one).
+    records: int = 0
+    #: Final outcome of every record; the values add up to ``records``.
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINAL_OUTCOMES, 0))
+    #: Why records were ignored (outside the roots, directory markers, not a layout's last file...).
+    ignored_reasons: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"executions": self.executions, "dead_letters": self.dead_letters, "pending": self.pending}
+        return {
+            "executions": self.executions,
+            "dead_letters": self.dead_letters,
+            "pending": self.pending,
+            "summary": {
+                "events": self.events,
+                "records": self.records,
+                **self.counts,
+                "ignored_reasons": self.ignored_reasons,
+            },
+        }
+
+
+class _Tally:
+    """Follows every record from its first decision to its last, so the summary accounts for each one."""
+
+    def __init__(self) -> None:
+        self.final: list[str | None] = []  # None: deferred, not decided yet
+        self.waiting: dict[str, list[int]] = {}
+        self.ignored: Counter[str] = Counter()
+
+    def first(self, results: list[RecordResult]) -> None:
+        if not results:  # the message failed before the router decided: it stays undecided
+            self.final.append(None)
+        for r in results:
+            if r.outcome is Outcome.DEFERRED:
+                self.waiting.setdefault(r.key, []).append(len(self.final))
+                self.final.append(None)
+            else:
+                self.final.append(self._name(r))
+
+    def later(self, results: list[RecordResult]) -> None:
+        """Redelivered records: a decision other than deferred settles one waiting record of that key."""
+        for r in results:
+            slots = self.waiting.get(r.key)
+            if r.outcome is not Outcome.DEFERRED and slots:
+                self.final[slots.pop(0)] = self._name(r)
+
+    def _name(self, r: RecordResult) -> str:
+        if r.outcome in (Outcome.IGNORED, Outcome.FILTERED):
+            self.ignored[r.reason] += 1
+            return "ignored"
+        return {Outcome.DEAD_LETTERED: "dead"}.get(r.outcome, r.outcome.value)
+
+    def fill(self, report: ReplayReport, redriven: int) -> None:
+        """Undecided records are pending, except those SQS itself moved to the DLQ (maxReceiveCount)."""
+        counts = dict.fromkeys(FINAL_OUTCOMES, 0)
+        for outcome in self.final:
+            if outcome is None and redriven > 0:
+                outcome, redriven = "dead", redriven - 1
+            counts[outcome or "pending"] += 1
+        report.records = len(self.final)
+        report.counts = counts
+        report.ignored_reasons = dict(self.ignored.most_common())
 
 
 class _Recorder:
@@ -95,7 +159,9 @@ def _materialize(s3: Any, buckets: set[str], doc: Any) -> None:
         s3.put_object(Bucket=event.bucket, Key=event.key, Body=b"\0" * min(size, MATERIALIZE_CAP_BYTES))
 
 
-def _settle(poller: SqsPoller, recorder: _Recorder, clock: VirtualClock, quiet_s: float) -> list[RecordResult]:
+def _settle(
+    poller: SqsPoller, recorder: _Recorder, clock: VirtualClock, quiet_s: float, tally: _Tally
+) -> list[RecordResult]:
     """Redeliver deferred records until they start or can only wait for files that never come."""
     deferred: list[RecordResult] = []
     for _ in range(MAX_SETTLE_ROUNDS):
@@ -104,6 +170,7 @@ def _settle(poller: SqsPoller, recorder: _Recorder, clock: VirtualClock, quiet_s
         poller.release()
         poller.drain()
         results = recorder.take()
+        tally.later(results)
         if not results:
             return []  # the records failed before the router decided (an AWS error): nothing to report as pending
         deferred = [r for r in results if r.outcome is Outcome.DEFERRED]
@@ -132,7 +199,7 @@ def replay_events(lines: Iterable[str], *, config: IntakeConfig | None = None) -
     report = ReplayReport()
     with mock_aws():
         stack = create_intake_stack(session.client, region=REGION, eventbridge=False)
-        clock, recorder = VirtualClock(), _Recorder()
+        clock, recorder, tally = VirtualClock(), _Recorder(), _Tally()
         handler = make_handler(
             lambda: build_router(stack.settings(), session.client, clock=clock, observer=recorder, config=cfg)
         )
@@ -149,14 +216,15 @@ def replay_events(lines: Iterable[str], *, config: IntakeConfig | None = None) -
                 _materialize(s3, buckets, json.loads(body))
             sqs.send_message(QueueUrl=stack.queue_url, MessageBody=body)
             poller.drain()
-            recorder.take()
-        pending = _settle(poller, recorder, clock, cfg.quiet_period_s)
+            tally.first(recorder.take())
+        pending = _settle(poller, recorder, clock, cfg.quiet_period_s, tally)
         report.pending = _pending(pending)
         report.executions = _executions(session.client("stepfunctions"), stack.state_machine_arn)
         report.dead_letters = [
             {"event": _decoded(d["body"]), "reason": d["reason"] or "moved by SQS redrive (maxReceiveCount)"}
             for d in read_dead_letters(sqs, stack.dlq_url)
         ]
+        tally.fill(report, redriven=sum(1 for d in report.dead_letters if d["reason"].startswith("moved by SQS")))
     return report
 
 

