@@ -26,6 +26,7 @@ from eval_runner.policies.registry import SCHEMES, take_options
 from eval_runner.policies.spec import PolicySpec
 from eval_runner.policies.wire import PROTOCOL, PROTOCOL_VERSION, RESET_KEY, WireError, pack, unpack
 from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
+from rlinf_bench.retry import RetryPolicy, call_with_retry
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +51,6 @@ def _load_server(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
     return ServerPolicy(spec.target, spec=spec.raw, **options)
 
 
-def backoff_delays(retries: int, backoff_s: float, max_backoff_s: float) -> list[float]:
-    """The waits between ``retries + 1`` connection attempts: exponential, capped."""
-    return [min(backoff_s * 2**k, max_backoff_s) for k in range(retries)]
-
-
 class ServerPolicy(Policy):
     """A Policy whose ``act`` is answered by a remote policy server over a websocket."""
 
@@ -77,9 +73,11 @@ class ServerPolicy(Policy):
         self.retries = retries
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
+        self.retry_policy = RetryPolicy(
+            attempts=retries + 1, backoff_s=backoff_s, max_backoff_s=max_backoff_s, sleep=sleep
+        )
         self.open_timeout_s = open_timeout_s
         self.request_timeout_s = request_timeout_s
-        self._sleep = sleep
         self._pending_resets: list[str] = []
         self.requests = 0
         self.connects = 0
@@ -92,33 +90,29 @@ class ServerPolicy(Policy):
         """Connect with bounded exponential backoff and read the server's metadata message."""
         from websockets.exceptions import InvalidURI
 
-        delays = backoff_delays(self.retries, self.backoff_s, self.max_backoff_s)
-        last_error: BaseException | None = None
-        for attempt in range(len(delays) + 1):
+        def attempt() -> Any:
             try:
-                conn = self._open()
+                return self._open()
             except InvalidURI as exc:
                 raise PolicyError(f"policy server URL {self.url!r} is not a valid websocket URI: {exc}") from exc
-            except PolicyError:
-                raise
-            except Exception as exc:  # refused, DNS, timeout, handshake rejected, closed during metadata
-                last_error = exc
-                if attempt < len(delays):
-                    log.warning(
-                        "policy server %s not reachable (%s: %s); retry %d/%d in %.2fs",
-                        self.url, type(exc).__name__, exc, attempt + 1, len(delays), delays[attempt],
-                    )  # fmt: skip
-                    self._sleep(delays[attempt])
-                continue
-            self._conn = conn
-            self.connects += 1
-            return
-        raise PolicyServerUnreachableError(
-            f"policy server {self.url} did not answer after {len(delays) + 1} attempts over "
-            f"{sum(delays):.1f}s (last error: {type(last_error).__name__}: {last_error}); start it with "
-            f"`rlinf-bench serve-policy --policy SPEC --host HOST --port PORT`, check the host/port and firewall, "
-            f"or give it longer to start with ?retries=N&max_backoff_s=S"
-        ) from last_error
+
+        def give_up(last: BaseException, attempts: int) -> BaseException:
+            return PolicyServerUnreachableError(
+                f"policy server {self.url} did not answer after {attempts} attempts over "
+                f"{sum(self.retry_policy.delays()):.1f}s (last error: {type(last).__name__}: {last}); start it with "
+                f"`rlinf-bench serve-policy --policy SPEC --host HOST --port PORT`, check the host/port and firewall, "
+                f"or give it longer to start with ?retries=N&max_backoff_s=S"
+            )
+
+        # Refused, DNS, timeout, handshake rejected, closed during metadata: the server may still be starting.
+        self._conn = call_with_retry(
+            attempt,
+            policy=self.retry_policy,
+            retryable=lambda exc: isinstance(exc, Exception) and not isinstance(exc, PolicyError),
+            give_up=give_up,
+            what=f"policy server {self.url}",
+        )
+        self.connects += 1
 
     def _open(self) -> Any:
         from websockets.sync.client import connect

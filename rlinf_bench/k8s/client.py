@@ -8,11 +8,8 @@ exactly one token refresh. Every failure ends in a typed error naming the operat
 from __future__ import annotations
 
 import logging
-import random
 import tempfile
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,6 +19,7 @@ from kubernetes.client.exceptions import ApiException
 
 from rlinf_bench.errors import ClusterUnreachableError, ConfigError, KubernetesError
 from rlinf_bench.k8s.eks_auth import ClusterEndpoint, EksTokenProvider, describe_cluster
+from rlinf_bench.retry import RetryPolicy, call_with_retry
 
 __all__ = [
     "ApiCaller",
@@ -38,20 +36,10 @@ T = TypeVar("T")
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounded exponential backoff with full jitter (attempts include the first try)."""
-
-    attempts: int = 4
-    base_delay_s: float = 0.5
-    max_delay_s: float = 8.0
-    request_timeout_s: tuple[float, float] = (5.0, 30.0)  # (connect, read)
-    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
-    jitter: Callable[[float, float], float] = field(default=random.uniform, compare=False)
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        return self.jitter(0.0, min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+#: Many Lambdas may call one API server at once: spread their retries (full jitter).
+DEFAULT_POLICY = RetryPolicy(attempts=4, backoff_s=0.5, max_backoff_s=8.0, jitter=True)
+#: (connect, read) seconds for one API request.
+DEFAULT_REQUEST_TIMEOUT_S = (5.0, 30.0)
 
 
 def _set_bearer(config: k8s.Configuration, token: str) -> None:
@@ -68,9 +56,11 @@ class ApiCaller:
         *,
         policy: RetryPolicy | None = None,
         refresh_token: Callable[[], str] | None = None,
+        request_timeout_s: tuple[float, float] = DEFAULT_REQUEST_TIMEOUT_S,
     ) -> None:
         self.api_client = api_client
-        self.policy = policy or RetryPolicy()
+        self.policy = policy or DEFAULT_POLICY
+        self.request_timeout_s = request_timeout_s
         self._refresh_token = refresh_token
 
     @property
@@ -83,54 +73,59 @@ class ApiCaller:
         4xx other than 401/429 are raised at once as :class:`ApiException` so callers can act on
         404/409; retryable failures raise :class:`ClusterUnreachableError` once the budget is spent.
         """
-        kwargs.setdefault("_request_timeout", self.policy.request_timeout_s)
+        kwargs.setdefault("_request_timeout", self.request_timeout_s)
         refreshed = False
-        last: Exception | None = None
-        attempt = 0
-        while attempt < self.policy.attempts:
-            attempt += 1
-            try:
-                return fn(*args, **kwargs)
-            except ApiException as exc:
-                if exc.status == 401 and self._refresh_token is not None and not refreshed:
-                    # A stale or rejected token: mint a fresh one and try again, once, without using up a retry.
-                    log.info("%s: 401 from %s, refreshing the bearer token", what, self.host)
-                    _set_bearer(self.api_client.configuration, self._refresh_token())
-                    refreshed = True
-                    attempt -= 1
-                    continue
-                if exc.status == 401:
-                    raise KubernetesError(
-                        f"{what}: the API server at {self.host} rejected our credentials (401) "
-                        "even after a token refresh; check the EKS access entry for this IAM role"
-                    ) from exc
-                if exc.status == 403:
-                    raise KubernetesError(
-                        f"{what}: forbidden (403) at {self.host}: {_reason(exc)}; "
-                        "check the Role/RoleBinding in deploy/k8s/rbac.yaml for this identity"
-                    ) from exc
-                if exc.status not in RETRYABLE_STATUS:
-                    raise
-                last = exc
-            except urllib3.exceptions.HTTPError as exc:  # connection refused, DNS, timeouts, TLS
-                last = exc
-            if attempt < self.policy.attempts:
-                wait = self.policy.delay(attempt)
-                log.warning(
-                    "%s failed (%s); retry %d/%d in %.2fs", what, _short(last), attempt, self.policy.attempts - 1, wait
-                )
-                self.policy.sleep(wait)
-        raise ClusterUnreachableError(
-            f"{what}: the Kubernetes API at {self.host} did not answer after {self.policy.attempts} attempts "
-            f"(last error: {_short(last)}); check that the cluster endpoint is reachable from here"
-        ) from last
+
+        def attempt() -> T:
+            nonlocal refreshed
+            while True:
+                try:
+                    return fn(*args, **kwargs)
+                except ApiException as exc:
+                    if exc.status == 401 and self._refresh_token is not None and not refreshed:
+                        # A stale or rejected token: mint a fresh one and try again, once, inside this
+                        # attempt, so the refresh does not use up a retry.
+                        log.info("%s: 401 from %s, refreshing the bearer token", what, self.host)
+                        _set_bearer(self.api_client.configuration, self._refresh_token())
+                        refreshed = True
+                        continue
+                    raise self._rejection(what, exc) from exc
+
+        def give_up(last: BaseException, attempts: int) -> BaseException:
+            return ClusterUnreachableError(
+                f"{what}: the Kubernetes API at {self.host} did not answer after {attempts} attempts "
+                f"(last error: {_short(last)}); check that the cluster endpoint is reachable from here"
+            )
+
+        return call_with_retry(attempt, policy=self.policy, retryable=_retryable, give_up=give_up, what=what)
+
+    def _rejection(self, what: str, exc: ApiException) -> Exception:
+        """The error for an API answer that no retry will change (or ``exc`` itself, for callers to act on)."""
+        if exc.status == 401:
+            return KubernetesError(
+                f"{what}: the API server at {self.host} rejected our credentials (401) "
+                "even after a token refresh; check the EKS access entry for this IAM role"
+            )
+        if exc.status == 403:
+            return KubernetesError(
+                f"{what}: forbidden (403) at {self.host}: {_reason(exc)}; "
+                "check the Role/RoleBinding in deploy/k8s/rbac.yaml for this identity"
+            )
+        return exc
+
+
+def _retryable(exc: BaseException) -> bool:
+    """5xx, 429 and transport failures (connection refused, DNS, timeouts, TLS) are worth another try."""
+    if isinstance(exc, ApiException):
+        return exc.status in RETRYABLE_STATUS
+    return isinstance(exc, urllib3.exceptions.HTTPError)
 
 
 def _reason(exc: ApiException) -> str:
     return f"{exc.status} {exc.reason}".strip()
 
 
-def _short(exc: Exception | None) -> str:
+def _short(exc: BaseException | None) -> str:
     if isinstance(exc, ApiException):
         return _reason(exc)
     return type(exc).__name__ + (f": {exc}" if exc else "")
@@ -139,7 +134,7 @@ def _short(exc: Exception | None) -> str:
 def _base_configuration(host: str) -> k8s.Configuration:
     config = k8s.Configuration()
     config.host = host
-    config.retries = 0  # our RetryPolicy is the only retry loop
+    config.retries = 0  # ApiCaller's policy is the only retry loop
     return config
 
 

@@ -9,7 +9,7 @@ from rlinf_bench.tracking.publish import (
     publish_checkpoint,
     write_local_artifacts,
 )
-from rlinf_bench.tracking.retry import RetryPolicy, call_with_retry, is_unreachable
+from rlinf_bench.tracking.retry import RetryPolicy, call_tracking, is_unreachable
 
 __all__ = [
     "BRIEF_FILTER",
@@ -17,7 +17,7 @@ __all__ = [
     "LocalArtifacts",
     "MlflowPublisher",
     "RetryPolicy",
-    "call_with_retry",
+    "call_tracking",
     "is_unreachable",
     "load_history",
     "publish_checkpoint",

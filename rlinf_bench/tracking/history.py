@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.tracking import names
-from rlinf_bench.tracking.retry import RetryPolicy, call_with_retry
+from rlinf_bench.tracking.retry import RetryPolicy, call_tracking
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
@@ -23,7 +23,7 @@ def search_checkpoint_runs(
     """Parent runs, found with the brief's own filter (plus the training experiment when given), all pages."""
     policy = retry or RetryPolicy()
     target = str(client.tracking_uri)
-    exp = call_with_retry(
+    exp = call_tracking(
         lambda: client.get_experiment_by_name(experiment), what="find the experiment", target=target, policy=policy
     )
     if exp is None:
@@ -34,7 +34,7 @@ def search_checkpoint_runs(
     runs: list[Any] = []
     token: str | None = None
     while True:
-        page = call_with_retry(
+        page = call_tracking(
             functools.partial(
                 client.search_runs, [exp.experiment_id], filter_string=flt, max_results=1000, page_token=token
             ),
@@ -60,7 +60,7 @@ def load_history(
             rid = run.info.run_id
             dst = Path(tmp) / rid
             dst.mkdir()
-            local = call_with_retry(
+            local = call_tracking(
                 functools.partial(client.download_artifacts, rid, names.REPORT_ARTIFACT, str(dst)),
                 what=f"download the report of run {rid}",
                 target=target,

@@ -20,7 +20,7 @@ from rlinf_bench.reporting.format import headline
 from rlinf_bench.reporting.markdown import checkpoint_markdown
 from rlinf_bench.reporting.plot import sr_vs_step_png
 from rlinf_bench.tracking import names
-from rlinf_bench.tracking.retry import RetryPolicy, call_with_retry
+from rlinf_bench.tracking.retry import RetryPolicy, call_tracking
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
@@ -137,7 +137,7 @@ class MlflowPublisher:
         self.target = str(client.tracking_uri)
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return call_with_retry(lambda: fn(*args, **kwargs), what=what, target=self.target, policy=self.retry)
+        return call_tracking(lambda: fn(*args, **kwargs), what=what, target=self.target, policy=self.retry)
 
     def experiment_id(self, *, create: bool = True) -> str | None:
         exp = self._call("find the experiment", self.client.get_experiment_by_name, self.experiment)

@@ -34,7 +34,7 @@ def sleeps() -> SleepRecorder:
 
 @pytest.fixture
 def policy(sleeps: SleepRecorder) -> RetryPolicy:
-    return RetryPolicy(attempts=3, base_delay_s=0.1, max_delay_s=1.0, sleep=sleeps, jitter=lambda lo, hi: hi)
+    return RetryPolicy(attempts=3, backoff_s=0.1, max_backoff_s=1.0, sleep=sleeps)  # no jitter: exact waits
 
 
 @pytest.fixture

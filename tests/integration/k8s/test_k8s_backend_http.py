@@ -174,6 +174,21 @@ def test_given_a_token_the_server_never_accepts_when_calling_then_401_is_not_ret
     assert fake.cluster.count("POST", "jobs") == 2
 
 
+def test_given_a_401_then_503s_when_submitting_then_the_token_refresh_does_not_use_up_a_retry(
+    fake: FakeApiServer, request_obj: EvalRequest, policy: RetryPolicy, sleeps: SleepRecorder
+) -> None:
+    caller = ApiCaller(api_client_for_url(fake.url, token="stale"), policy=policy, refresh_token=lambda: "fresh")
+    fake.cluster.rejected_tokens.add("stale")
+    fake.cluster.fail_next("POST", "jobs", 503, times=policy.attempts - 1)
+    evals, _ = _eval_and_probe(request_obj)
+
+    KubernetesSubmitter(caller).submit(evals[0])
+
+    posts = [r.status for r in fake.cluster.requests if r.method == "POST"]
+    assert posts == [401] + [503] * (policy.attempts - 1) + [201]  # 3 attempts, the refresh on top
+    assert sleeps.calls == policy.delays()
+
+
 def test_given_an_oom_killed_pod_when_asking_status_then_failed_with_oomkilled_and_logs_tail(
     fake: FakeApiServer, caller: ApiCaller, request_obj: EvalRequest
 ) -> None:
