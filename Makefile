@@ -8,7 +8,7 @@ STAMP := $(VENV)/.setup-stamp
 EXTRAS ?= all,dev
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint typecheck unit bench schemas clean help browser
+.PHONY: setup demo test lint typecheck unit bench schemas clean help browser setup-robotwin test-robotwin
 
 help:
 	@echo "make demo   - set up, then evaluate a demo checkpoint end to end on the embedded default"
@@ -46,15 +46,37 @@ browser:
 
 test: setup lint typecheck schemas browser
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(MAKE) test-robotwin
 
 unit: setup
 	$(VENV)/bin/pytest -m "not sim and not slow" $(PYTEST_ARGS)
+
+# RoboTwin 2.0 gets a venv of its own: its runtime pins numpy/sapien/scipy and Python<3.12 apart from .venv.
+# The runtime's torch==2.8.0 pin is lifted (requirements.txt says why); the runtime goes in with --no-deps.
+RT_VENV ?= .venv-robotwin
+RT_PY := $(RT_VENV)/bin/python
+RT_STAMP := $(RT_VENV)/.setup-stamp
+RT_REQS := eval_runner/robotwin/requirements.txt eval_runner/robotwin/runtime.txt
+
+$(RT_STAMP): pyproject.toml $(RT_REQS)
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
+	test -x $(RT_PY) || $(PYTHON) -m venv $(RT_VENV)
+	$(RT_PY) -m pip install --quiet --upgrade pip
+	$(RT_PY) -m pip install --quiet -r eval_runner/robotwin/requirements.txt
+	$(RT_PY) -m pip install --quiet --no-deps -r eval_runner/robotwin/runtime.txt
+	$(RT_PY) -m pip install --quiet -e .
+	touch $(RT_STAMP)
+
+setup-robotwin: $(RT_STAMP)
+
+test-robotwin: setup-robotwin
+	$(RT_VENV)/bin/pytest tests/robotwin $(PYTEST_ARGS)
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info
+	rm -rf $(VENV) $(RT_VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info
 
 # `sam build` runs this for CheckpointRouterFunction (Metadata: BuildMethod: makefile): Lambda's
 # python3.12 wheels are fetched for the target platform, so no local python3.12 is needed.

@@ -178,6 +178,12 @@ def list_tasks(suite_name: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation described by ``args``; returns the exit status."""
+    from rlinf_bench.robotwin import is_robotwin_suite
+
+    if is_robotwin_suite(args.suite or (load_request(args.request).suite if args.request else "")):
+        from eval_runner.robotwin.cli import run_robotwin  # own venv, image and loop: docs/robotwin.md
+
+        return run_robotwin(args)
     from eval_runner.loop import default_output, evaluate
     from eval_runner.settings import EvalSettings
 

@@ -14,6 +14,7 @@ from rlinf_bench.reporting.format import (
     pvalue,
     verdict_against,
 )
+from rlinf_bench.reporting.horizon import horizon_section
 
 
 def _row(cells: Sequence[object]) -> str:
@@ -98,6 +99,7 @@ def checkpoint_markdown(report: CheckpointReport) -> str:
                 f"> ⚠ runs disagree beyond binomial noise ({d.test}, p = {pvalue(d.p_value)}): "
                 "check for nondeterminism or a faulty node.",
             ]
+    parts += horizon_section(report)  # RoboTwin only: the brief's horizon-group table
     parts += ["", "## Verdicts", "", verdict_table(report), ""]
     return "\n".join(parts)
 

@@ -1,0 +1,7 @@
+"""``python -m eval_runner.robotwin``."""
+
+import sys
+
+from eval_runner.robotwin.cli import main
+
+sys.exit(main())

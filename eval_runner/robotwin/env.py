@@ -1,0 +1,140 @@
+"""One RoboTwin task env, driven the way the official evaluation drives it.
+
+Per seed: the task's scripted expert plays the scene (``setup_demo(is_test=True)``, ``play_once()``)
+and the seed counts only when ``plan_success and check_success()``; then the scene is rebuilt from
+the same seed for the policy, which acts until the env's own ``check_success()`` fires inside
+``take_action`` (``eval_success``) or its ``step_lim`` (the task's ``_eval_step_limit``) is reached.
+
+Everything here needs the RoboTwin assets and SAPIEN; it is only reached after
+:func:`eval_runner.robotwin.assets.resolve_assets` has validated the snapshot.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import yaml
+
+from eval_runner.robotwin.assets import AssetsRoot
+from eval_runner.robotwin.seeds import ExpertVerdict
+
+__all__ = ["EpisodeOutcome", "RoboTwinPolicy", "TaskEnv", "build_task_args"]
+
+HEAD_CAMERA = "D435"
+
+
+class RoboTwinPolicy(Protocol):
+    """What a RoboTwin policy provides: a chunk of 14-d joint targets for one observation."""
+
+    def reset(self) -> None:
+        """Forget the previous episode."""
+
+    def act(self, obs: dict[str, Any], instruction: str) -> np.ndarray:
+        """``[T, 14]`` qpos targets (left arm 6 + gripper, right arm 6 + gripper) for the next T steps."""
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """What one policy episode produced."""
+
+    success: bool
+    steps: int
+    instruction: str
+
+
+def build_task_args(task: str, assets: AssetsRoot, task_config: str, planner: str) -> dict[str, Any]:
+    """The keyword arguments ``setup_demo`` takes, as the runtime's VectorEnv assembles them."""
+    from robotwin.config import load_task_config
+
+    args: dict[str, Any] = load_task_config(task_config)
+    embodiments = load_task_config("_embodiment_config")
+    cameras = load_task_config("_camera_config")
+    embodiment = args["embodiment"]
+    if len(embodiment) != 1:
+        raise ValueError(f"task config {task_config!r}: only single-embodiment configs are supported ({embodiment})")
+    robot_file = str(assets.root / embodiments[embodiment[0]]["file_path"])
+    with open(Path(robot_file) / "config.yml", encoding="utf-8") as f:
+        robot_config = yaml.safe_load(f)
+    args.update(
+        task_name=task,
+        task_config=task_config,
+        left_robot_file=robot_file,
+        right_robot_file=robot_file,
+        left_embodiment_config=robot_config,
+        right_embodiment_config=robot_config,
+        dual_arm_embodied=True,
+        embodiment_name=str(embodiment[0]),
+        head_camera_h=cameras[HEAD_CAMERA]["h"],
+        head_camera_w=cameras[HEAD_CAMERA]["w"],
+        planner_backend=planner,
+        eval_mode=True,
+        eval_video_log=False,
+        render_freq=0,
+        save_data=False,
+    )
+    return args
+
+
+class TaskEnv:
+    """The runtime's env class for one task, created fresh for every scene as upstream does."""
+
+    def __init__(self, task: str, args: dict[str, Any], assets: AssetsRoot) -> None:
+        self.task = task
+        self.args = args
+        # The task modules resolve meshes and textures through ASSETS_PATH (VectorEnv sets it the same way).
+        os.environ["ASSETS_PATH"] = str(assets.root)
+        os.environ["ROBOTWIN_ASSETS_ROOT"] = str(assets.root)
+        self._module = importlib.import_module(f"robotwin.envs.{task}")
+        from robotwin.envs.utils.create_actor import UnStableError
+
+        self._unstable: type[Exception] = UnStableError
+
+    def _new(self) -> Any:
+        return getattr(self._module, self.task)()
+
+    def expert(self, seed: int) -> ExpertVerdict:
+        """Whether the scripted expert solves ``seed`` (the protocol's filter)."""
+        env = self._new()
+        try:
+            env.setup_demo(now_ep_num=0, seed=seed, is_test=True, **self.args)
+            env.play_once()
+            if not env.plan_success:
+                return ExpertVerdict(False, "motion plan failed")
+            if not env.check_success():
+                return ExpertVerdict(False, "expert finished but check_success() is false")
+            return ExpertVerdict(True)
+        except self._unstable as exc:
+            return ExpertVerdict(False, f"unstable scene: {exc}")
+        finally:
+            env.close_env()
+
+    def episode(self, seed: int, episode_index: int, policy: RoboTwinPolicy, instruction_type: str) -> EpisodeOutcome:
+        """Roll ``policy`` out on ``seed`` until success or the task's step limit."""
+        from robotwin.description import generate_episode_descriptions
+
+        env = self._new()
+        try:
+            env.setup_demo(now_ep_num=episode_index, seed=seed, is_test=True, **self.args)
+            descriptions = generate_episode_descriptions(self.task, [env.get_info()], 1, seed)
+            instruction = random.Random(seed).choice(descriptions[0][instruction_type])
+            env.set_instruction(instruction=instruction)
+            policy.reset()
+            while env.take_action_cnt < env.step_lim and not env.eval_success:
+                chunk = np.asarray(policy.act(env.get_obs(), instruction), dtype=np.float64)
+                if chunk.ndim != 2 or chunk.shape[1] != 14 or len(chunk) == 0:
+                    raise ValueError(f"policy returned actions of shape {chunk.shape}; expected [T, 14] qpos targets")
+                for action in chunk:
+                    env.take_action(action, action_type="qpos")
+                    if env.eval_success or env.take_action_cnt >= env.step_lim:
+                        break
+            return EpisodeOutcome(
+                success=bool(env.eval_success), steps=int(env.take_action_cnt), instruction=instruction
+            )
+        finally:
+            env.close_env()

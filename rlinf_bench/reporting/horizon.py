@@ -1,0 +1,57 @@
+"""The RoboTwin horizon table in Markdown: our success rate per horizon group next to the brief's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rlinf_bench.baselines import get_baseline
+from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.stats.groups import GroupRow, horizon_rows
+
+__all__ = ["horizon_markdown", "horizon_section"]
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
+def _ours(row: GroupRow) -> str:
+    if row.mean is None:
+        return "incomplete"
+    text = f"{100 * row.mean:.1f}"
+    if row.std is not None:
+        text += f" ± {100 * row.std:.1f}"
+    return text + ("" if row.complete else " (partial)")
+
+
+def horizon_markdown(rows: Sequence[GroupRow], baselines: Sequence[str] | None = None) -> str:
+    """A Markdown table: group, tasks, runs, our SR (mean ± std over runs, %), each baseline and our delta.
+
+    A row whose runs miss some of its tasks says which, and gets no delta: comparing a subset of a
+    group with the source's group average would compare different tasks.
+    """
+    names = list(baselines) if baselines is not None else sorted({n for r in rows for n in r.baselines})
+    header = ["horizon", "tasks", "runs", "ours (SR %)"]
+    for name in names:
+        header += [f"{get_baseline(name).model} ({name})", "Δ pp"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    notes = []
+    for row in rows:
+        cells = [row.label, str(len(row.tasks)), str(len(row.run_rates)), _ours(row)]
+        for name in names:
+            delta = row.delta(name)
+            cells += [_pct(row.baselines.get(name)), "—" if delta is None else f"{delta:+.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+        for run_index, absent in sorted(row.missing.items()):
+            notes.append(f"- {row.label}: run {run_index} lacks {', '.join(absent)}")
+    if notes:
+        lines += ["", "Rows without a delta are missing tasks in some runs:", *notes]
+    return "\n".join(lines)
+
+
+def horizon_section(report: CheckpointReport) -> list[str]:
+    """Markdown lines of the RoboTwin horizon section of a checkpoint report; none without RoboTwin suites."""
+    rows = horizon_rows(report)
+    if not rows:
+        return []
+    return ["", "## RoboTwin 2.0 by horizon", "", horizon_markdown(rows)]
