@@ -118,7 +118,9 @@ class EvalRun(Contract):
     workers: int = Field(default=1, ge=1)
     videos: int = Field(default=0, ge=0)
     output_uri: str | None = Field(default=None, description="Where the RunResult JSON goes (local path or s3://)")
-    protocol: Literal["oft", "rlinf"] = Field(default="oft", description="Episode settings profile (docs/evaluation.md)")
+    protocol: Literal["oft", "rlinf"] = Field(
+        default="oft", description="Episode settings profile (docs/evaluation.md)"
+    )
     settle_steps: int | None = Field(default=None, ge=0, description="Override the protocol's settle steps")
     settle_gripper: float | None = Field(default=None, ge=-1, le=1, description="Override the settle action's gripper")
     resolution: int | None = Field(default=None, ge=16, le=1024, description="Override the camera render resolution")
@@ -144,11 +146,17 @@ class EvalRequest(Contract):
     policy: str = "builtin:demo"
     workers: int = Field(default=8, ge=1)
     image: str = ""
+    robotwin_image: str = Field(
+        default="",
+        description="Eval image for RoboTwin suites (docker/Dockerfile.eval-robotwin): the runtime's pins need their own",
+    )
     probe_image: str = ""
     resources: Resources = Field(default_factory=Resources)
     probes: list[ProbeSpec] = Field(default_factory=list)
     kubernetes: JobSettings = Field(default_factory=JobSettings, description="How the Jobs run on Kubernetes")
-    workflow: WorkflowSettings = Field(default_factory=WorkflowSettings, description="Heartbeats, timeouts, concurrency")
+    workflow: WorkflowSettings = Field(
+        default_factory=WorkflowSettings, description="Heartbeats, timeouts, concurrency"
+    )
     baselines: list[str] = Field(default_factory=list, description="Baseline names, e.g. libero/openvla-oft-rlinf")
     output_prefix: str = Field(default="", description="Where RunResults and reports are written")
     extra: dict[str, Any] = Field(default_factory=dict)

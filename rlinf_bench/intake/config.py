@@ -50,6 +50,7 @@ class IntakeConfig(BaseModel):
     policy: str = "builtin:demo"
     workers: int = Field(default=8, ge=1)
     image: str = ""
+    robotwin_image: str = ""
     probe_image: str = ""
     resources: Resources = Field(default_factory=Resources)
     probes: list[ProbeSpec] = Field(default_factory=lambda: [ProbeSpec(name=p) for p in DEFAULT_PROBES])

@@ -17,6 +17,7 @@ from rlinf_bench.contracts import EvalRequest, EvalRun, ProbeSpec
 from rlinf_bench.errors import ConfigError, JobSpecError
 from rlinf_bench.k8s.jobspec import RDZV_PORT, ContainerResources, JobSpec, escape_var_refs, to_manifest
 from rlinf_bench.k8s.names import eval_job_name, probe_job_name, sanitize_label_value
+from rlinf_bench.robotwin import is_robotwin_suite
 
 __all__ = [
     "LABEL_PREFIX",
@@ -85,9 +86,14 @@ def _check_probe(probe: ProbeSpec) -> None:
 
 def validate_request(request: EvalRequest) -> None:
     """Raise a clear error for anything in ``request`` that would make a Job fail or be rejected."""
-    if request.suites and not request.image.strip():
+    if any(not is_robotwin_suite(s.name) for s in request.suites) and not request.image.strip():
         raise JobSpecError(
             "the request has suites but no `image`: set it to the eval image (see docker/Dockerfile.eval)"
+        )
+    if any(is_robotwin_suite(s.name) for s in request.suites) and not request.robotwin_image.strip():
+        raise JobSpecError(
+            "the request has RoboTwin suites but no `robotwin_image`: set it to the RoboTwin eval image "
+            "(see docker/Dockerfile.eval-robotwin)"
         )
     if request.probes and not request.probe_image.strip():
         raise JobSpecError("the request has probes but no `probe_image`: set it (see docker/Dockerfile.probe)")
@@ -152,7 +158,7 @@ def eval_job(
     spec = JobSpec(
         name=name,
         namespace=request.kubernetes.namespace,
-        image=request.image,
+        image=request.robotwin_image if is_robotwin_suite(run.suite) else request.image,
         command=command,
         resources=ContainerResources(cpu=res.cpu, memory=res.memory, gpu=res.gpu, gpu_key=res.gpu_resource_key),
         settings=request.kubernetes,
