@@ -13,6 +13,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make demo   - set up, then evaluate a demo checkpoint end to end on the embedded default"
 	@echo "make test   - set up, then lint, type-check and run the whole test suite"
+	@echo "make doctor - check this environment (LIBERO, rendering, GPU, cluster, MLflow) and print each fix"
 	@echo "make bench  - run the benchmarks in bench/ (figures go to bench/results/)"
 
 $(PY):
@@ -30,6 +31,12 @@ setup: $(STAMP)
 demo: setup
 	$(PY) -m rlinf_bench.demo
 
+# Is this machine ready? Every check with what it measured and the fix (docs/doctor.md). DOCTOR_ARGS: e.g. --for eval.
+DOCTOR_ARGS ?=
+.PHONY: doctor
+doctor: setup
+	$(VENV)/bin/rlinf-bench doctor $(DOCTOR_ARGS)
+
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -40,9 +47,28 @@ typecheck: setup
 schemas: setup
 	$(PY) -m rlinf_bench.cli.main schemas --check
 
-# Headless Chromium for the HTML report test (Debian package; needs root). Skipped when already there.
+# Headless Chromium for the HTML report's browser tests. A Chromium already here is used (CHROMIUM=PATH, or
+# chromium / chromium-browser / google-chrome on PATH). As root (CI) it is installed from Debian's package, with
+# apt's output shown only when it fails. Without root the browser tests skip, saying how to enable them.
+CHROMIUM ?=
+export CHROMIUM
 browser:
-	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@found="$(CHROMIUM)"; \
+	for b in chromium chromium-browser google-chrome google-chrome-stable; do \
+	  [ -n "$$found" ] || found=$$(command -v $$b || true); \
+	done; \
+	if [ -n "$$found" ]; then \
+	  :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  log=$$(mktemp); \
+	  if { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$$log" 2>&1; then \
+	    rm -f "$$log"; echo "make browser: installed $$(command -v chromium)"; \
+	  else \
+	    cat "$$log"; rm -f "$$log"; echo "make browser: apt-get install chromium failed (output above)"; exit 1; \
+	  fi; \
+	else \
+	  echo "make browser: no Chromium and not root: the browser tests will be skipped (enable: sudo make browser, or CHROMIUM=/path/to/chromium)"; \
+	fi
 
 test: setup lint typecheck schemas browser
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

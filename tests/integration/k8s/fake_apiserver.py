@@ -2,7 +2,8 @@
 
 It speaks real REST + JSON (the official client cannot tell it from a cluster for these calls):
 batch/v1 Jobs (create/get/get status/list/delete), core/v1 Services (create), Pods (list by label)
-and pod logs. Like the real server it validates bodies against the OpenAPI schema (422), answers 409
+and pod logs, plus what ``rlinf-bench doctor`` reads: Namespaces, Nodes (by label) and
+SelfSubjectAccessReviews (answered from ``denied``). Like the real server it validates bodies against the OpenAPI schema (422), answers 409
 AlreadyExists, 404 NotFound, 401 for tokens it does not accept, and garbage-collects owned objects on
 a Background delete. Tests inject faults (a status code for the next N matching requests) and set Job
 status and pods to play the controller's part.
@@ -63,6 +64,11 @@ class FakeCluster:
     faults: list[Fault] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
     require_eks_token: bool = False  # True: only tokens shaped like EKS IAM tokens pass
+    # What `rlinf-bench doctor` reads: Namespace objects, nodes, and SelfSubjectAccessReview answers.
+    namespaces: set[str] = field(default_factory=lambda: {"rlinf-eval"})
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    denied: set[tuple[str, str]] = field(default_factory=set)  # (verb, resource[/subresource]) answered "not allowed"
+    forbidden_reads: set[str] = field(default_factory=set)  # "namespaces" / "nodes": answered 403
     rejected_tokens: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -84,6 +90,19 @@ class FakeCluster:
                 "status": status,
             }
             self.logs[(ns, pod_name)] = log
+
+    def add_node(self, name: str, labels: dict[str, str], taints: list[str], gpus: int) -> None:
+        """A node with these labels, NoSchedule taints (by key) and allocatable nvidia.com/gpu."""
+        with self.lock:
+            self.nodes.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": _meta(name, "", labels=labels),
+                    "spec": {"taints": [{"key": k, "effect": "NoSchedule"} for k in taints]},
+                    "status": {"allocatable": {"cpu": "16", "nvidia.com/gpu": str(gpus)}},
+                }
+            )
 
     def count(self, method: str, resource: str) -> int:
         with self.lock:
@@ -167,6 +186,9 @@ class _Handler(BaseHTTPRequestHandler):
             c.requests.append(self._record)
         if token is None or token in c.rejected_tokens or (c.require_eks_token and not token_is_eks_shaped(token)):
             return self._send(401, _status(401, "Unauthorized", "Unauthorized"))
+        answer = self._cluster_scoped(method, url)
+        if answer is not None:
+            return self._send(answer[0], answer[1])
         routed = _route(url.path)
         if routed is None:
             return self._send(404, _status(404, "NotFound", f"no route {url.path}"))
@@ -180,6 +202,34 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length)) if length else None
         code, out, ctype = self._dispatch(method, resource, m.group("ns"), m.group("name"), m.groupdict(), url, body)
         self._send(code, out, ctype)
+
+    def _cluster_scoped(self, method: str, url: Any) -> tuple[int, Any] | None:
+        """Namespaces, nodes and SelfSubjectAccessReview; None for every other path."""
+        c = self.cluster
+        if method == "POST" and url.path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews":
+            length = int(self.headers.get("Content-Length") or 0)
+            review = json.loads(self.rfile.read(length)) if length else {}
+            attrs = (review.get("spec") or {}).get("resourceAttributes") or {}
+            what = attrs.get("resource", "") + (f"/{attrs['subresource']}" if attrs.get("subresource") else "")
+            with c.lock:
+                allowed = (attrs.get("verb", ""), what) not in c.denied
+            reason = "" if allowed else f"RBAC: no rule allows {attrs.get('verb')} {what}"
+            return 201, {**review, "status": {"allowed": allowed, "reason": reason}}
+        m = re.match(r"^/api/v1/namespaces/(?P<ns>[^/]+)$", url.path)
+        if method == "GET" and m:
+            if "namespaces" in c.forbidden_reads:
+                return 403, _status(403, "Forbidden", "namespaces is forbidden")
+            if m.group("ns") not in c.namespaces:
+                return 404, _status(404, "NotFound", f'namespaces "{m.group("ns")}" not found')
+            return 200, {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(m.group("ns"), "")}
+        if method == "GET" and url.path == "/api/v1/nodes":
+            if "nodes" in c.forbidden_reads:
+                return 403, _status(403, "Forbidden", "nodes is forbidden")
+            sel = (parse_qs(url.query).get("labelSelector") or [None])[0]
+            with c.lock:
+                items = [n for n in c.nodes if _matches(n, sel)]
+            return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": items}
+        return None
 
     def _dispatch(
         self, method: str, resource: str, ns: str, name: str | None, groups: dict[str, Any], url: Any, body: Any

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,6 @@ from rlinf_bench.stats.verdicts import apply_verdicts
 from rlinf_bench.tracking import load_history, publish_checkpoint
 from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 BASELINES = get_baselines(["libero/openvla-oft-sft", "libero/openvla-oft-rlinf"])
 
 
@@ -57,11 +55,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     yield {"out": out, "root": root}
 
 
-def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run `make browser` (apt-get install chromium)")
+def _chromium(chromium: str, *args: str, profile: Path) -> subprocess.CompletedProcess[str]:
     cmd = [
-        CHROMIUM,
+        chromium,
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
@@ -86,9 +82,11 @@ def test_given_the_report_then_markdown_covers_every_checkpoint_and_the_checklis
     assert "![success rate vs global step](sr_vs_step.png)" in md
 
 
-def test_given_the_html_then_chromium_renders_tables_and_the_embedded_curve(site: dict, tmp_path: Path) -> None:
+def test_given_the_html_then_chromium_renders_tables_and_the_embedded_curve(
+    chromium: str, site: dict, tmp_path: Path
+) -> None:
     html = site["out"] / "report.html"
-    dom = _chromium("--dump-dom", html.as_uri(), profile=tmp_path / "p1").stdout
+    dom = _chromium(chromium, "--dump-dom", html.as_uri(), profile=tmp_path / "p1").stdout
     assert 'id="sr-curve"' in dom and 'src="data:image/png;base64,iVBORw0KGgo' in dom
     assert dom.count("<tr") >= 3 + 4 + 1 + 7  # history rows, task rows, summary, checklist
     assert "0: task_0" in dom and "Validation checklist" in dom and "global_step 300" in dom
@@ -97,11 +95,12 @@ def test_given_the_html_then_chromium_renders_tables_and_the_embedded_curve(site
     )  # self-contained: nothing to fetch
 
 
-def test_given_the_html_then_a_screenshot_shows_the_curve_and_tables(site: dict, tmp_path: Path) -> None:
+def test_given_the_html_then_a_screenshot_shows_the_curve_and_tables(chromium: str, site: dict, tmp_path: Path) -> None:
     import matplotlib.image
 
     shot = site["root"] / "screenshot.png"
     _chromium(
+        chromium,
         f"--screenshot={shot}",
         "--window-size=1280,1600",
         (site["out"] / "report.html").as_uri(),
