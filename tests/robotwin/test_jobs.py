@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("kubernetes", reason="the Job builder runs in the main venv (make test)")
@@ -64,3 +67,21 @@ def test_given_only_robotwin_suites_then_no_libero_image_is_needed() -> None:
 def test_given_an_unknown_robotwin_task_then_the_error_names_the_runtime_task() -> None:
     with pytest.raises(UnknownSuiteError, match="Did you mean 'blocks_ranking_rgb'"):
         jobs_for_request(_request(suites=[SuiteSelection(name="robotwin/blocks_rank_rgb")]))
+
+
+def test_given_the_robotwin_image_then_it_runs_as_the_jobs_uid_with_vulkan_and_the_venvs_install_steps() -> None:
+    from rlinf_bench.contracts import JobSettings
+
+    docker = Path(__file__).resolve().parents[2] / "docker"
+    text = (docker / "Dockerfile.eval-robotwin").read_text()
+    uid = JobSettings().run_as_user
+
+    assert re.findall(r"^USER\s+(\S+)", text, flags=re.M)[-1] == f"{uid}:{uid}"
+    assert "ENV PATH=/opt/venv/bin:$PATH" in text and "ENTRYPOINT" not in text
+    assert (docker / "Dockerfile.eval-robotwin.dockerignore").exists()
+    # SAPIEN renders with Vulkan: the loader needs the NVIDIA ICD and the graphics capability.
+    assert "nvidia_icd.json" in text and "NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics" in text
+    # The same files `make setup-robotwin` installs, in the same order (runtime without its deps).
+    assert "pip install -r robotwin-reqs/requirements.txt" in text
+    assert "pip install --no-deps -r robotwin-reqs/runtime.txt" in text
+    assert "ROBOTWIN_ASSETS_ROOT=" in text
