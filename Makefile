@@ -8,7 +8,7 @@ STAMP := $(VENV)/.setup-stamp
 EXTRAS ?= all,dev
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint typecheck unit bench schemas clean help browser setup-robotwin test-robotwin
+.PHONY: setup demo test lint typecheck unit bench schemas clean help browser setup-robotwin test-robotwin setup-tools check-deploy
 
 help:
 	@echo "make demo   - set up, then evaluate a demo checkpoint end to end on the embedded default"
@@ -70,7 +70,7 @@ browser:
 	  echo "make browser: no Chromium and not root: the browser tests will be skipped (enable: sudo make browser, or CHROMIUM=/path/to/chromium)"; \
 	fi
 
-test: setup lint typecheck schemas browser
+test: setup lint typecheck schemas browser check-deploy
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 	$(MAKE) test-robotwin
 
@@ -102,14 +102,91 @@ bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(RT_VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info
+	rm -rf $(VENV) $(RT_VENV) $(TOOLS_VENV) $(CHECKOV_VENV) $(TOOLS_DIR)/node_modules .mypy_cache .ruff_cache .pytest_cache *.egg-info
 
-# `sam build` runs this for CheckpointRouterFunction (Metadata: BuildMethod: makefile): Lambda's
-# python3.12 wheels are fetched for the target platform, so no local python3.12 is needed.
+# ---- SAM application (template.yaml; docs/deploy.md) ------------------------------------------------
+# `sam build` runs build-<LogicalId> (Metadata: BuildMethod: makefile) in a scratch copy of the resource's
+# CodeUri, so every repo path here goes through ROOT, this Makefile's own folder. Wheels are fetched for
+# Lambda's python3.12 on x86_64: neither Docker nor a local python3.12 is needed.
+ROOT := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
+SAM_PYTHON ?= $(or $(shell command -v $(PYTHON) 2>/dev/null),python3)
+LAMBDA_PIP = $(SAM_PYTHON) -m pip install --quiet --disable-pip-version-check --platform manylinux2014_x86_64 \
+  --platform manylinux_2_28_x86_64 --implementation cp --python-version 3.12 --only-binary=:all: --no-compile
+LAYER_REQS := $(ROOT)layers/shared/requirements.txt
+SLIM := $(SAM_PYTHON) $(ROOT)deploy/tools/slim_artifact.py
+
+# rlinf_bench and the dependencies every function shares: one copy per deployment.
+build-SharedLayer:
+	$(LAMBDA_PIP) --target "$(ARTIFACTS_DIR)/python" -r "$(LAYER_REQS)"
+	cp -r "$(ROOT)rlinf_bench" "$(ARTIFACTS_DIR)/python/"
+	$(SLIM) "$(ARTIFACTS_DIR)/python"
+
+# A function: its own requirements minus what the layer holds, then its code.
+define lambda_function
+	$(LAMBDA_PIP) --target "$(ARTIFACTS_DIR)" -r "$(ROOT)functions/$(1)/requirements.txt"
+	$(SLIM) "$(ARTIFACTS_DIR)" --without-layer "$(LAYER_REQS)"
+	cp "$(ROOT)functions/$(1)/"*.py "$(ARTIFACTS_DIR)/"
+endef
+
 build-CheckpointRouterFunction:
-	$(PYTHON) -m pip install --quiet --target "$(ARTIFACTS_DIR)" --platform manylinux2014_x86_64 \
-	  --platform manylinux_2_28_x86_64 --implementation cp --python-version 3.12 --only-binary=:all: \
-	  --no-compile -r functions/checkpoint_router/requirements.txt
-	cp functions/checkpoint_router/app.py "$(ARTIFACTS_DIR)/"
-	cp -r rlinf_bench "$(ARTIFACTS_DIR)/"
-	find "$(ARTIFACTS_DIR)/rlinf_bench" -name __pycache__ -prune -exec rm -rf {} +
+	$(call lambda_function,checkpoint_router)
+build-RequestPlannerFunction:
+	$(call lambda_function,request_planner)
+build-JobSubmitterFunction:
+	$(call lambda_function,job_submitter)
+build-ResultsAggregatorFunction:
+	$(call lambda_function,results_aggregator)
+build-ResultsPublisherFunction:
+	$(call lambda_function,results_publisher)
+build-FailureNotifierFunction:
+	$(call lambda_function,failure_notifier)
+build-SlackNotifierFunction:
+	$(call lambda_function,slack_notifier)
+
+# Deployment checks (part of `make test`). aws-sam-cli and checkov each get a venv of their own: aws-sam-cli
+# pins click and pydantic older than .venv's, and checkov's pins conflict with aws-sam-cli's.
+TOOLS_VENV ?= .venv-tools
+CHECKOV_VENV ?= .venv-checkov
+TOOLS_DIR := deploy/tools
+TOOLS_STAMP := $(TOOLS_VENV)/.setup-stamp
+CHECKOV_STAMP := $(CHECKOV_VENV)/.setup-stamp
+NODE_STAMP := $(TOOLS_DIR)/node_modules/.setup-stamp
+DEPLOY_CHECK_DIR ?= build/deploy-check
+ASL := statemachine/evaluate_checkpoint.asl.json
+
+$(TOOLS_STAMP): $(TOOLS_DIR)/sam-requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
+	test -x $(TOOLS_VENV)/bin/python || $(PYTHON) -m venv $(TOOLS_VENV)
+	$(TOOLS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(TOOLS_VENV)/bin/python -m pip install --quiet -r $(TOOLS_DIR)/sam-requirements.txt
+	touch $@
+
+$(CHECKOV_STAMP): $(TOOLS_DIR)/checkov-requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
+	test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet -r $(TOOLS_DIR)/checkov-requirements.txt
+	touch $@
+
+# asl-validator from the npm registry, pinned by package-lock.json, into deploy/tools/node_modules.
+$(NODE_STAMP): $(TOOLS_DIR)/package.json $(TOOLS_DIR)/package-lock.json
+	@command -v npm >/dev/null || { echo "need node and npm on PATH (apt-get install nodejs npm)"; exit 1; }
+	npm ci --prefix $(TOOLS_DIR) --no-audit --no-fund --silent
+	touch $@
+
+setup-tools: $(TOOLS_STAMP) $(CHECKOV_STAMP) $(NODE_STAMP)
+
+check-deploy: setup setup-tools
+	$(TOOLS_VENV)/bin/cfn-lint template.yaml
+	SAM_CLI_TELEMETRY=0 $(TOOLS_VENV)/bin/sam validate --lint --region us-east-1
+	$(TOOLS_DIR)/node_modules/.bin/asl-validator --json-path $(ASL) --no-arn-check
+	$(PY) $(TOOLS_DIR)/asl_targets.py $(ASL)
+	@# checkov links pods to NetworkPolicies only within one folder: the rendered Jobs join deploy/k8s there.
+	rm -rf $(DEPLOY_CHECK_DIR) && mkdir -p $(DEPLOY_CHECK_DIR)/k8s
+	$(PY) -m rlinf_bench.cli.main render-jobs --request $(TOOLS_DIR)/checkov-request.yaml --out $(DEPLOY_CHECK_DIR)/k8s
+	cp deploy/k8s/*.yaml $(DEPLOY_CHECK_DIR)/k8s/
+	skips=$$($(PY) $(TOOLS_DIR)/checkov_skips.py $(TOOLS_DIR)/checkov-skips.yaml) && \
+	  $(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml \
+	    --skip-check "$$skips" && \
+	  $(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework kubernetes -d $(DEPLOY_CHECK_DIR)/k8s \
+	    --skip-check "$$skips"

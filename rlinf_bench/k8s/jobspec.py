@@ -28,6 +28,7 @@ from rlinf_bench.k8s.names import (
 
 __all__ = [
     "FIELD_REF_ENV",
+    "IMAGE_DIGEST_ENV",
     "RDZV_PORT",
     "ContainerResources",
     "JobSpec",
@@ -36,6 +37,8 @@ __all__ = [
 ]
 
 RDZV_PORT = 29500
+# Read by rlinf_bench.provenance.collect_provenance (Provenance.image_digest).
+IMAGE_DIGEST_ENV = "IMAGE_DIGEST"
 # Values the downward API fills in; the local executor resolves the same field paths.
 FIELD_REF_ENV: dict[str, str] = {"POD_NAME": "metadata.name", "NODE_NAME": "spec.nodeName"}
 # Kubernetes resource quantities: a number with an optional binary/decimal suffix (e.g. 500m, 64Gi, 1e3).
@@ -187,11 +190,16 @@ class JobSpec:
         return volumes, mounts
 
     def _env(self) -> list[k8s.V1EnvVar]:
-        out = [k8s.V1EnvVar(name=k, value=v) for k, v in self.env.items()]
+        env = dict(self.env)
+        if "@" in self.image:
+            # An image pinned by digest: the container cannot see its own digest, so the Job tells it, and
+            # collect_provenance() records it as image_digest in every RunResult/ProbeResult.
+            env.setdefault(IMAGE_DIGEST_ENV, self.image.rsplit("@", 1)[1])
+        out = [k8s.V1EnvVar(name=k, value=v) for k, v in env.items()]
         out += [
             k8s.V1EnvVar(name=name, value_from=k8s.V1EnvVarSource(field_ref=k8s.V1ObjectFieldSelector(field_path=path)))
             for name, path in FIELD_REF_ENV.items()
-            if name not in self.env
+            if name not in env
         ]
         return out
 
