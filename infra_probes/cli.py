@@ -15,17 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from infra_probes.common import now_iso, parse_target, run_probe
-from rlinf_bench.contracts import ProbeResult, ProbeVerdict
+from rlinf_bench.contracts import ProbeName, ProbeResult, ProbeVerdict
 from rlinf_bench.errors import ConfigError, RlinfBenchError, StorageError
 from rlinf_bench.storage import Storage, is_s3, parse_s3
 
-PROBES: dict[str, str] = {
-    "gpu": "infra_probes.gpu",
-    "nccl": "infra_probes.nccl",
-    "storage": "infra_probes.storage",
-    "checkpoint_io": "infra_probes.checkpoint_io",
-    "throughput": "infra_probes.throughput",
-}
+#: One module per probe, named after it (infra_probes.<name>): add_arguments, settings_from_args, measure.
+PROBES: dict[str, str] = {name.value: f"infra_probes.{name.value}" for name in ProbeName}
 EXIT_CODES = {ProbeVerdict.PASS: 0, ProbeVerdict.FAIL: 1, ProbeVerdict.NOT_AVAILABLE: 3}
 
 log = logging.getLogger("infra_probes")

@@ -9,11 +9,11 @@ from typing import Any
 
 import yaml
 
-from rlinf_bench.contracts import Target
+from rlinf_bench.contracts import ProbeName, Target
 from rlinf_bench.errors import ConfigError, UnknownBaselineError
 
 # Probes that exist; some (throughput) have no fixed target: "depends on batch size and envs" in the brief.
-KNOWN_PROBES = ("gpu", "nccl", "storage", "checkpoint_io", "throughput")
+KNOWN_PROBES = tuple(name.value for name in ProbeName)
 
 
 @cache

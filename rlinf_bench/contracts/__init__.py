@@ -2,7 +2,14 @@
 
 from rlinf_bench.contracts.base import Contract, describe_validation_error, dumps_schema, json_schema_of
 from rlinf_bench.contracts.checkpoint import CheckpointLayout, CheckpointRef
-from rlinf_bench.contracts.probes import Measurement, ProbeEnvironment, ProbeResult, ProbeVerdict, Target
+from rlinf_bench.contracts.probes import (
+    Measurement,
+    ProbeEnvironment,
+    ProbeName,
+    ProbeResult,
+    ProbeVerdict,
+    Target,
+)
 from rlinf_bench.contracts.report import (
     CheckpointReport,
     Disagreement,
@@ -46,6 +53,7 @@ __all__ = [
     "JobSettings",
     "Measurement",
     "ProbeEnvironment",
+    "ProbeName",
     "ProbeResult",
     "ProbeSpec",
     "ProbeVerdict",

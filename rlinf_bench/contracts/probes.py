@@ -10,6 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlinf_bench.contracts.base import Contract
 
 
+class ProbeName(StrEnum):
+    """The infrastructure probes (the brief's checks): each has an ``infra_probes`` command, a Job and targets."""
+
+    GPU = "gpu"
+    NCCL = "nccl"
+    STORAGE = "storage"
+    CHECKPOINT_IO = "checkpoint_io"
+    THROUGHPUT = "throughput"
+
+
 class ProbeVerdict(StrEnum):
     PASS = "pass"
     FAIL = "fail"

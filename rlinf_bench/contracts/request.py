@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.probes import ProbeName
 
 DEFAULT_SEEDS = (0, 1, 2)
 
@@ -39,7 +40,7 @@ class ProbeSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="gpu | nccl | storage | checkpoint_io | throughput")
+    name: ProbeName = Field(description="Which probe: " + " | ".join(ProbeName))
     args: list[str] = Field(default_factory=list, description="Extra CLI arguments for the probe")
     nodes: int = Field(default=1, ge=1)
     gpus_per_node: int = Field(default=1, ge=0)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rlinf_bench.checkpoints.keys import DEFAULT_ROOT_PATTERN, compile_root_patterns
 from rlinf_bench.contracts.base import describe_validation_error
 from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.probes import ProbeName
 from rlinf_bench.contracts.request import (
     DEFAULT_SEEDS,
     EVAL_MATRIX_FIELDS,
@@ -33,7 +34,7 @@ from rlinf_bench.storage import Storage, is_s3, parse_s3
 #: The brief's "Reference Results" table: the four LIBERO suites the paper reports.
 DEFAULT_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 #: The brief's infrastructure checks (GPU utilization, NCCL bandwidth, storage I/O, checkpoint time, throughput).
-DEFAULT_PROBES = ("gpu", "nccl", "storage", "checkpoint_io", "throughput")
+DEFAULT_PROBES = tuple(ProbeName)
 #: Published paper numbers, then the previous checkpoint and the best so far.
 DEFAULT_BASELINES = ("libero/openvla-oft-rlinf", "previous", "best")
 

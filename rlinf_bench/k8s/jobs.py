@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from kubernetes import client as k8s
 
-from rlinf_bench.contracts import EvalRequest, EvalRun, ProbeSpec
+from rlinf_bench.contracts import EvalRequest, EvalRun, ProbeName, ProbeSpec
 from rlinf_bench.errors import ConfigError, JobSpecError
 from rlinf_bench.k8s.jobspec import RDZV_PORT, ContainerResources, JobSpec, escape_var_refs, to_manifest
 from rlinf_bench.k8s.names import eval_job_name, probe_job_name, sanitize_label_value
@@ -30,14 +30,14 @@ __all__ = [
     "validate_request",
 ]
 
-PROBES = ("gpu", "nccl", "storage", "checkpoint_io", "throughput")
+PROBES = tuple(ProbeName)
 # Exit codes after which a retry cannot help, so the Job fails at once (podFailurePolicy FailJob):
 # eval_runner exits 2 for bad input or a failed run (it retries transient errors itself);
 # infra_probes exits 1 (verdict fail) and 3 (not_available) after writing its ProbeResult.
 EVAL_FAIL_FAST_EXIT_CODES = (2,)
 PROBE_FAIL_FAST_EXIT_CODES = (1, 3)
 # Probes that measure the shared file system by writing to it: they get the FSx volume read-write.
-WRITING_PROBES = frozenset({"storage", "checkpoint_io"})
+WRITING_PROBES = frozenset({ProbeName.STORAGE, ProbeName.CHECKPOINT_IO})
 LABEL_PREFIX = "rlinf-bench"
 REQUEST_ID_ANNOTATION = f"{LABEL_PREFIX}/request-id"
 CHECKPOINT_ANNOTATION = f"{LABEL_PREFIX}/checkpoint-uri"
@@ -80,7 +80,7 @@ def _check_suite(name: str, tasks: list[int] | None) -> None:
 def _check_probe(probe: ProbeSpec) -> None:
     if probe.name not in PROBES:
         raise JobSpecError(f"unknown probe {probe.name!r}; valid probes: {', '.join(PROBES)}")
-    if probe.nodes > 1 and probe.name != "nccl":
+    if probe.nodes > 1 and probe.name != ProbeName.NCCL:
         raise JobSpecError(f"probe {probe.name!r} runs on one node; only 'nccl' takes nodes > 1 (got {probe.nodes})")
 
 
@@ -179,7 +179,7 @@ def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str, out_uri: s
     if out_uri:
         tail += ["--out", escape_var_refs(out_uri)]
     tail += [escape_var_refs(a) for a in probe.args]
-    if probe.name == "nccl" and probe.nodes > 1:
+    if probe.name == ProbeName.NCCL and probe.nodes > 1:
         # Fail (not measure a partial world) when a node never joins.
         world = probe.nodes * max(probe.gpus_per_node, 1)
         if not any(a.startswith("--expected-world-size") for a in probe.args):
@@ -198,7 +198,7 @@ def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str, out_uri: s
             "-m",
             *tail,
         ]
-    if probe.name == "nccl" and probe.gpus_per_node > 1:
+    if probe.name == ProbeName.NCCL and probe.gpus_per_node > 1:
         return ["torchrun", "--standalone", f"--nproc-per-node={probe.gpus_per_node}", "-m", *tail]
     return ["python", "-m", *tail]
 

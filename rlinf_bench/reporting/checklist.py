@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rlinf_bench.contracts import CheckpointReport, ProbeResult, SuiteReport, VerdictValue
+from rlinf_bench.contracts import CheckpointReport, ProbeName, ProbeResult, SuiteReport, VerdictValue
 from rlinf_bench.reporting.format import pct
 from rlinf_bench.reporting.infra import infra_checks
 
@@ -86,10 +86,10 @@ def validation_checklist(
             "RoboTwin",
         )
     )
-    items.append(_probe_item("GPU utilization > 70% during policy updates", probes, "gpu", {"util_update_pct"}))
-    items.append(_probe_item("NCCL bandwidth matches expectations for instance type", probes, "nccl", {"busbw_gbps"}))
+    items.append(_probe_item("GPU utilization > 70% during policy updates", probes, ProbeName.GPU, {"util_update_pct"}))
+    items.append(_probe_item("NCCL bandwidth matches expectations for instance type", probes, ProbeName.NCCL, {"busbw_gbps"}))
     items.append(
-        _probe_item("Checkpoint save/load time is acceptable (< 60s)", probes, "checkpoint_io", {"save_s", "load_s"})
+        _probe_item("Checkpoint save/load time is acceptable (< 60s)", probes, ProbeName.CHECKPOINT_IO, {"save_s", "load_s"})
     )
     mlflow_item = "Results are logged to MLflow for comparison"
     if mlflow_evidence:

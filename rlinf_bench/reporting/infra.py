@@ -6,7 +6,7 @@ import operator
 from collections.abc import Callable, Sequence
 
 from rlinf_bench.baselines import KNOWN_PROBES, infra_target
-from rlinf_bench.contracts import InfraCheck, ProbeResult, Target
+from rlinf_bench.contracts import InfraCheck, ProbeName, ProbeResult, Target
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">": operator.gt,
@@ -15,7 +15,7 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
 }
 # Storage targets depend on the file system's capacity and tier, which only the probe knows.
-_OWN_TARGET_ONLY = {"storage", "nccl"}
+_OWN_TARGET_ONLY = {ProbeName.STORAGE, ProbeName.NCCL}
 
 
 def _other_target(probe: ProbeResult, metric: str) -> Target | None:
