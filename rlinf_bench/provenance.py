@@ -22,6 +22,7 @@ from rlinf_bench.contracts import Provenance
 #: Distributions whose versions change results (simulator, physics, rendering, numerics).
 TRACKED_PACKAGES = (
     "rlinf-bench",
+    "rlinf",
     "rlinf-libero",
     "robosuite",
     "mujoco",

@@ -23,7 +23,11 @@ def register(sub: Any) -> None:
         epilog="example: rlinf-bench serve-policy --policy builtin:demo --host 0.0.0.0 --port 8000",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--policy", required=True, help="policy spec, e.g. builtin:demo or python:MODULE:FACTORY")
+    parser.add_argument(
+        "--policy",
+        required=True,
+        help="policy spec, e.g. rlinf:CONFIG?device=cuda:0, builtin:demo or python:MODULE:FACTORY",
+    )
     parser.add_argument("--checkpoint", default=None, help="checkpoint root: local path or s3://bucket/prefix")
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (0.0.0.0 inside a pod)")
     parser.add_argument("--port", type=int, default=8000, help="TCP port (0 picks a free one)")
