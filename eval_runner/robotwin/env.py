@@ -111,6 +111,8 @@ class TaskEnv:
             return ExpertVerdict(True)
         except self._unstable as exc:
             return ExpertVerdict(False, f"unstable scene: {exc}")
+        except Exception as exc:  # upstream skips any seed whose expert run raises; SeedWalk caps the streak
+            return ExpertVerdict(False, f"expert raised {type(exc).__name__}: {exc}")
         finally:
             env.close_env()
 
