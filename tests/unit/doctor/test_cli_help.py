@@ -1,0 +1,35 @@
+"""`rlinf-bench --help` is written for users: what the tool does, the flow's order, one example each."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlinf_bench.cli.main import FLOW_ORDER, build_parser, flow_rank
+
+
+def _commands() -> list[str]:
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    return [a.dest for a in sub._choices_actions]
+
+
+def test_given_help_then_it_says_what_the_tool_does_not_how_it_is_built(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    out = capsys.readouterr().out
+    assert "evaluates RLinf checkpoints on LIBERO" in out and "rlinf-bench doctor" in out
+    assert "register(subparsers)" not in out and "Entry point" not in out
+
+
+def test_given_help_then_commands_follow_the_flow_and_the_rest_come_after() -> None:
+    commands = _commands()
+    assert commands[: len(FLOW_ORDER)] == list(FLOW_ORDER)
+    assert "doctor" in commands[len(FLOW_ORDER) :] and flow_rank("doctor") == len(FLOW_ORDER)
+
+
+def test_given_every_subcommand_then_its_help_shows_one_example(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in _commands():
+        with pytest.raises(SystemExit):
+            build_parser().parse_args([command, "--help"])
+        out = capsys.readouterr().out
+        assert "example:" in out, command
+        assert f"rlinf-bench {command}" in out.split("example:", 1)[1], command

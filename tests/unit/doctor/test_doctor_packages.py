@@ -1,0 +1,51 @@
+"""Python, the extras and package drift, read from the installed distributions."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlinf_bench.doctor import CheckStatus, DoctorContext, Target, checks_env
+
+
+def test_given_the_installed_distribution_then_extras_are_read_from_its_metadata() -> None:
+    extras = checks_env.extras_requirements()
+    assert {"libero", "probes", "aws", "k8s", "tracking"} <= set(extras)
+    assert any(r.startswith("rlinf-libero") for r in extras["libero"])
+
+
+def test_given_requirements_then_unmet_names_missing_and_wrong_versions() -> None:
+    assert checks_env.unmet("surely-not-installed-pkg-xyz>=1") == "surely-not-installed-pkg-xyz missing"
+    assert "need <1" in (checks_env.unmet("pydantic<1") or "")
+    assert checks_env.unmet("pydantic>=2") is None
+
+
+def test_given_a_reference_version_that_differs_then_drift_warns_naming_the_package_and_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(
+        checks_env,
+        "reference_versions",
+        lambda: {"packages": {"pydantic": {"version": "0.0.1", "why": "contracts"}}, "watch": {}},
+    )
+    [drift] = checks_env.check_packages(DoctorContext(target=Target.EVAL))
+    assert drift.status is CheckStatus.WARN
+    assert "pydantic" in drift.measured and "results made with 0.0.1: contracts" in drift.measured
+
+
+def test_given_a_watched_package_newer_than_its_limit_then_a_warning_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(
+        checks_env,
+        "reference_versions",
+        lambda: {"packages": {}, "watch": {"pydantic": {"max": "1.0", "why": "a fork  is\n needed"}}},
+    )
+    _, watched = checks_env.check_packages(DoctorContext(target=Target.EVAL))
+    assert watched.name == "packages.pydantic" and watched.status is CheckStatus.WARN
+    assert "newer than 1.0" in watched.measured and "a fork is needed" in watched.fix
+
+
+def test_given_the_shipped_reference_then_it_names_the_simulator_stack() -> None:
+    ref = checks_env.reference_versions()
+    assert {"rlinf-libero", "robosuite", "mujoco", "numpy"} <= set(ref["packages"])
+    assert "transformers" in ref["watch"]

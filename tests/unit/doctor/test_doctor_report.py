@@ -1,0 +1,71 @@
+"""The report a user reads: statuses that add up, a fix on every problem, severity by target."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlinf_bench.doctor import CheckResult, CheckStatus, DoctorContext, DoctorReport, Target
+from rlinf_bench.doctor.context import AREAS, timed
+from rlinf_bench.doctor.runner import CHECKS, selected
+
+
+def _report() -> DoctorReport:
+    return DoctorReport(
+        target=Target.EVAL,
+        wall_s=1.5,
+        checks=[
+            CheckResult(name="python.version", status=CheckStatus.PASS, measured="Python 3.11"),
+            CheckResult(name="gpu.nvml", status=CheckStatus.SKIP, measured="no GPU", fix="run on a GPU node"),
+            CheckResult(name="libero.assets", status=CheckStatus.FAIL, measured="no assets", fix="make setup"),
+        ],
+    )
+
+
+def test_given_a_report_then_counts_add_up_and_the_summary_says_failed() -> None:
+    report = _report()
+    assert sum(report.counts().values()) == len(report.checks) == 3
+    assert not report.ok and [c.name for c in report.failures] == ["libero.assets"]
+    assert report.summary() == "doctor --for eval: FAILED: 1 pass, 0 warn, 1 fail, 1 skip (3 checks, 1.5 s)"
+
+
+def test_given_a_failed_check_then_its_line_and_the_failure_message_carry_the_fix() -> None:
+    text = _report().to_text()
+    assert "FAIL  libero.assets" in text and "fix:" in text and "make setup" in text
+    assert _report().failure_message() == "doctor check libero.assets failed: no assets; fix: make setup"
+
+
+@pytest.mark.parametrize(
+    ("target", "area", "expected"),
+    [
+        (Target.PROBE, "gpu", CheckStatus.FAIL),
+        (Target.LOCAL, "gpu", CheckStatus.WARN),
+        (Target.DEPLOY, "k8s", CheckStatus.FAIL),
+        (Target.LOCAL, "k8s", CheckStatus.WARN),
+        (Target.EVAL, "libero", CheckStatus.FAIL),
+    ],
+)
+def test_given_a_problem_then_it_fails_only_where_the_target_needs_that_area(
+    target: Target, area: str, expected: CheckStatus
+) -> None:
+    assert DoctorContext(target=target).problem(f"{area}.x", "m", "f").status is expected
+
+
+def test_given_only_then_areas_and_dotted_names_select_checks() -> None:
+    ctx = DoctorContext(target=Target.EVAL, only=["rendering", "libero.assets"])
+    assert [sel for sel, _ in selected(ctx)] == [
+        "libero.assets",
+        "rendering.mujoco_gl",
+        "rendering.egl",
+        "rendering.spawned_frame",
+    ]
+    # aws/k8s belong to deploy and local, not to eval
+    assert {s.split(".")[0] for s, _ in selected(DoctorContext(target=Target.EVAL))} == set(AREAS[Target.EVAL])
+    assert len(CHECKS) == len({sel for sel, _ in CHECKS})
+
+
+def test_given_a_check_that_raises_then_it_becomes_a_named_problem_not_a_traceback() -> None:
+    def broken() -> CheckResult:
+        raise RuntimeError("boom")
+
+    [result] = timed("libero.env", broken, DoctorContext(target=Target.EVAL))
+    assert result.status is CheckStatus.FAIL and "RuntimeError: boom" in result.measured and result.fix
