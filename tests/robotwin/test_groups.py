@@ -99,3 +99,28 @@ def test_given_robotwin_results_when_aggregated_then_the_checkpoint_report_has_t
     overall = next(line for line in text.splitlines() if line.startswith("| Overall"))
     # Our overall 38.275 vs the SFT table's 38.3 and RLinf's 68.8.
     assert "| 38.3 |" in overall and "| 68.8 | -30.5 |" in overall
+
+
+def test_given_a_group_suite_then_the_group_baseline_gives_a_suite_verdict_and_a_subset_does_not() -> None:
+    from rlinf_bench.contracts import VerdictValue
+    from rlinf_bench.stats.aggregate import aggregate_suite
+    from rlinf_bench.stats.verdicts import VerdictConfig, baseline_verdicts
+
+    counts = {t: 8 for t in ("lift_pot", "beat_block_hammer", "pick_dual_bottles", "place_phone_stand")}
+    full = [robotwin_run("robotwin_short", counts, run_index=i) for i in range(3)]
+    (v,) = baseline_verdicts(
+        aggregate_suite([SourcedRun(str(i), r) for i, r in enumerate(full)], 3),
+        [get_baseline("robotwin/openvla-oft-sft")],
+        VerdictConfig(),
+    )
+    assert v.suite == "robotwin_short" and v.reference == pytest.approx(0.213) and v.value == VerdictValue.ABOVE
+
+    del counts["place_phone_stand"]
+    part = [robotwin_run("robotwin_short", counts, run_index=i) for i in range(3)]
+    (v,) = baseline_verdicts(
+        aggregate_suite([SourcedRun(str(i), r) for i, r in enumerate(part)], 3),
+        [get_baseline("robotwin/openvla-oft-sft")],
+        VerdictConfig(),
+    )
+    # 3 of 4 tasks: no verdict against the group's published number
+    assert v.value == VerdictValue.INCOMPLETE and "only 3 of 4 tasks" in v.reason
