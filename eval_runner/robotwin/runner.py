@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from eval_runner.result_writer import ResultWriter
 from eval_runner.results import utc_now
+from eval_runner.robotwin.assets import AssetsRoot
 from eval_runner.robotwin.registry import RoboTwinTask, suite_tasks
 from eval_runner.robotwin.seeds import SeedWalk, SkippedSeed, start_seed
 from rlinf_bench.contracts import EpisodeResult, EvalRun, Provenance, RunResult, RunStatus, TaskResult, Timings
@@ -113,7 +114,7 @@ def _provenance(
     return prov.model_copy(update={"packages": packages, "extra": extra})
 
 
-def _snapshot(run: EvalRun, tasks: Sequence[RoboTwinTask], p: _Progress, prov: Provenance) -> Provenance:
+def _with_skips(p: _Progress, prov: Provenance) -> Provenance:
     extra = dict(prov.extra)
     extra["robotwin"] = {
         **extra["robotwin"],
@@ -150,9 +151,7 @@ def evaluate_robotwin(
             wall_s=round(time.perf_counter() - p.t0, 3),
             env_steps=p.env_steps,
         )
-        return build_result(
-            run, tasks, p.episodes, status, _snapshot(run, tasks, p, prov), error=error, timings=timings
-        )
+        return build_result(run, tasks, p.episodes, status, _with_skips(p, prov), error=error, timings=timings)
 
     try:
         assets = resolve_assets(opts.assets)
@@ -173,7 +172,12 @@ def evaluate_robotwin(
 
 
 def _run_tasks(
-    run: EvalRun, tasks: Sequence[RoboTwinTask], opts: RoboTwinOptions, assets: Any, p: _Progress, on_episode: Any
+    run: EvalRun,
+    tasks: Sequence[RoboTwinTask],
+    opts: RoboTwinOptions,
+    assets: AssetsRoot,
+    p: _Progress,
+    on_episode: Callable[[], object],
 ) -> None:
     from eval_runner.robotwin.env import TaskEnv, build_task_args
     from eval_runner.robotwin.policy import load_policy
