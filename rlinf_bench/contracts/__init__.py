@@ -22,6 +22,7 @@ from rlinf_bench.contracts.report import (
     VerdictValue,
 )
 from rlinf_bench.contracts.request import (
+    EvalMatrix,
     EvalRequest,
     EvalRun,
     JobSettings,
@@ -47,6 +48,7 @@ __all__ = [
     "Contract",
     "Disagreement",
     "EpisodeResult",
+    "EvalMatrix",
     "EvalRequest",
     "EvalRun",
     "InfraCheck",

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+import json
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.probes import ProbeName
 
+#: The brief's defaults for every eval matrix (EvalMatrix): the paper's "Reference Results" suites,
+#: one seed per run of its three runs, and the published numbers, then the previous and best checkpoints.
+DEFAULT_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 DEFAULT_SEEDS = (0, 1, 2)
+DEFAULT_BASELINES = ("libero/openvla-oft-rlinf", "previous", "best")
 
 
 class Resources(BaseModel):
@@ -134,13 +139,21 @@ class EvalRun(Contract):
         return f"{self.request_id}-{self.suite}-r{self.run_index}"
 
 
-class EvalRequest(Contract):
-    """Evaluate one checkpoint: the eval matrix (suites x runs), probes and baselines."""
+class EvalMatrix(BaseModel):
+    """What to run for a checkpoint: suites x runs, the policy, images, probes, baselines, Job settings.
 
-    request_id: str = Field(default="", description="Derived from the checkpoint when empty")
-    checkpoint: CheckpointRef
-    attempt: int = Field(default=1, ge=1, description="Evaluation attempt of this checkpoint and matrix (re-runs)")
-    suites: list[SuiteSelection] = Field(default_factory=lambda: [SuiteSelection(name="libero_spatial")])
+    Shared by :class:`EvalRequest` (one checkpoint's request) and the intake configuration, so both
+    have the same fields and ONE set of defaults, the brief's: the four LIBERO suites of the paper,
+    3 runs with seeds 0, 1, 2, 50 trials per task, all five infrastructure probes, and the baselines
+    libero/openvla-oft-rlinf, previous and best. :meth:`digest` names a matrix in execution names.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    suites: list[SuiteSelection] = Field(
+        default_factory=lambda: [SuiteSelection(name=s) for s in DEFAULT_SUITES],
+        description="Suites to evaluate (a name alone is enough); default: the paper's four LIBERO suites",
+    )
     runs: int = Field(default=3, ge=1, description="Evaluation runs per suite (the paper uses 3)")
     trials_per_task: int = Field(default=50, ge=1)
     seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_SEEDS))
@@ -153,25 +166,61 @@ class EvalRequest(Contract):
     )
     probe_image: str = ""
     resources: Resources = Field(default_factory=Resources)
-    probes: list[ProbeSpec] = Field(default_factory=list)
+    probes: list[ProbeSpec] = Field(
+        default_factory=lambda: [ProbeSpec(name=p) for p in ProbeName],
+        description="Infrastructure probes to run next to the evaluations (a name alone is enough); default: all",
+    )
     kubernetes: JobSettings = Field(default_factory=JobSettings, description="How the Jobs run on Kubernetes")
     workflow: WorkflowSettings = Field(
         default_factory=WorkflowSettings, description="Heartbeats, timeouts, concurrency"
     )
-    baselines: list[str] = Field(default_factory=list, description="Baseline names, e.g. libero/openvla-oft-rlinf")
+    baselines: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_BASELINES),
+        description="Baseline names: published (e.g. libero/openvla-oft-rlinf), previous, best",
+    )
     output_prefix: str = Field(default="", description="Where RunResults and reports are written")
     extra: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("suites", "probes", mode="before")
+    @classmethod
+    def _names_to_objects(cls, value: Any) -> Any:
+        # Let users write `suites: [libero_10, libero_goal]` or `probes: [gpu, nccl]` instead of objects.
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
     @model_validator(mode="after")
-    def _derive_and_check(self) -> EvalRequest:
-        if not self.request_id:
-            self.request_id = request_id_for(self.checkpoint)
+    def _one_seed_per_run(self) -> Self:
         if len(self.seeds) < self.runs:
             raise ValueError(
                 f"seeds has {len(self.seeds)} entries but runs={self.runs}: give one distinct seed per run"
             )
         if len(set(self.seeds[: self.runs])) != self.runs:
             raise ValueError(f"seeds {self.seeds[: self.runs]} repeat: each run needs a distinct seed")
+        return self
+
+    def matrix_fields(self) -> dict[str, Any]:
+        """The matrix fields of this object (also of a subclass such as EvalRequest or IntakeConfig)."""
+        return {name: getattr(self, name) for name in EvalMatrix.model_fields}
+
+    def digest(self) -> str:
+        """8 hex characters of sha256 over the canonical JSON of the matrix fields: same matrix, same digest."""
+        matrix = self.model_dump(mode="json", include=set(EvalMatrix.model_fields))
+        canonical = json.dumps(matrix, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:8]
+
+
+class EvalRequest(Contract, EvalMatrix):
+    """Evaluate one checkpoint: which checkpoint (and attempt), plus the eval matrix fields, flat."""
+
+    request_id: str = Field(default="", description="Derived from the checkpoint when empty")
+    checkpoint: CheckpointRef
+    attempt: int = Field(default=1, ge=1, description="Evaluation attempt of this checkpoint and matrix (re-runs)")
+
+    @model_validator(mode="after")
+    def _derive_request_id(self) -> Self:
+        if not self.request_id:
+            self.request_id = request_id_for(self.checkpoint)
         return self
 
     def expand(self) -> list[EvalRun]:
@@ -200,14 +249,8 @@ class EvalRequest(Contract):
         return out
 
 
-#: The EvalRequest fields that say *what to run*, as opposed to *which checkpoint*. Anything that
-#: builds requests from a configuration (the intake) must carry every one of them.
-EVAL_MATRIX_FIELDS: frozenset[str] = frozenset(EvalRequest.model_fields) - {
-    "schema_version",
-    "request_id",
-    "checkpoint",
-    "attempt",
-}
+#: The EvalRequest fields that say *what to run*, as opposed to *which checkpoint*.
+EVAL_MATRIX_FIELDS: frozenset[str] = frozenset(EvalMatrix.model_fields)
 
 
 def request_id_for(checkpoint: CheckpointRef) -> str:

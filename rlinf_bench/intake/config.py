@@ -13,72 +13,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from rlinf_bench.checkpoints.keys import DEFAULT_ROOT_PATTERN, compile_root_patterns
 from rlinf_bench.contracts.base import describe_validation_error
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.probes import ProbeName
-from rlinf_bench.contracts.request import (
-    DEFAULT_SEEDS,
-    EVAL_MATRIX_FIELDS,
-    EvalRequest,
-    JobSettings,
-    ProbeSpec,
-    Resources,
-    SuiteSelection,
-)
+from rlinf_bench.contracts.request import EvalMatrix, EvalRequest
 from rlinf_bench.errors import ConfigError, StorageError
 from rlinf_bench.storage import Storage, is_s3, parse_s3
 
-#: The brief's "Reference Results" table: the four LIBERO suites the paper reports.
-DEFAULT_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
-#: The brief's infrastructure checks (GPU utilization, NCCL bandwidth, storage I/O, checkpoint time, throughput).
+#: The intake runs every probe by default (EvalMatrix's default; kept here for readers of the intake).
 DEFAULT_PROBES = tuple(ProbeName)
-#: Published paper numbers, then the previous checkpoint and the best so far.
-DEFAULT_BASELINES = ("libero/openvla-oft-rlinf", "previous", "best")
 
 
-class IntakeConfig(BaseModel):
-    """The eval matrix the intake requests, plus the intake's own timing and key rules."""
+class IntakeConfig(EvalMatrix):
+    """The eval matrix the intake requests (EvalMatrix: fields and defaults), plus the intake's timing and key rules."""
 
     model_config = ConfigDict(extra="forbid")
 
-    suites: list[SuiteSelection] = Field(default_factory=lambda: [SuiteSelection(name=s) for s in DEFAULT_SUITES])
-    runs: int = Field(default=3, ge=1)
-    trials_per_task: int = Field(default=50, ge=1)
-    seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_SEEDS))
-    policy: str = "builtin:demo"
-    workers: int = Field(default=8, ge=1)
-    image: str = ""
-    robotwin_image: str = ""
-    probe_image: str = ""
-    resources: Resources = Field(default_factory=Resources)
-    probes: list[ProbeSpec] = Field(default_factory=lambda: [ProbeSpec(name=p) for p in DEFAULT_PROBES])
-    kubernetes: JobSettings = Field(default_factory=JobSettings)
-    baselines: list[str] = Field(default_factory=lambda: list(DEFAULT_BASELINES))
-    output_prefix: str = ""
-    extra: dict[str, Any] = Field(default_factory=dict)
     #: nothing under the checkpoint may change for this long before it counts as complete
     quiet_period_s: float = Field(default=60.0, ge=0)
     #: a checkpoint still incomplete this long after its first event goes to the DLQ with the reason
     max_age_s: float = Field(default=6 * 3600.0, gt=0)
     root_patterns: list[str] = Field(default_factory=lambda: [DEFAULT_ROOT_PATTERN], min_length=1)
-
-    @field_validator("suites", mode="before")
-    @classmethod
-    def _names_to_suites(cls, value: Any) -> Any:
-        # Let users write `suites: [libero_10, libero_goal]` instead of a list of objects.
-        if isinstance(value, list):
-            return [{"name": v} if isinstance(v, str) else v for v in value]
-        return value
-
-    @field_validator("probes", mode="before")
-    @classmethod
-    def _names_to_probes(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [{"name": v} if isinstance(v, str) else v for v in value]
-        return value
 
     @field_validator("root_patterns")
     @classmethod
@@ -92,8 +50,7 @@ class IntakeConfig(BaseModel):
 
     def request_for(self, checkpoint: CheckpointRef) -> EvalRequest:
         """The EvalRequest (Step Functions input) for one checkpoint; deterministic, so re-starts match."""
-        matrix = {name: getattr(self, name) for name in EVAL_MATRIX_FIELDS}
-        return EvalRequest(checkpoint=checkpoint, **matrix)
+        return EvalRequest(checkpoint=checkpoint, **self.matrix_fields())
 
 
 def parse_config_text(text: str, *, source: str) -> IntakeConfig:

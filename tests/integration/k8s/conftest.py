@@ -46,6 +46,7 @@ def caller(fake: FakeApiServer, policy: RetryPolicy) -> ApiCaller:
 def request_obj() -> EvalRequest:
     return EvalRequest(
         checkpoint=CheckpointRef(uri="s3://ckpts/exp1/checkpoints/global_step_100", experiment="exp1", global_step=100),
+        suites=["libero_spatial"],
         runs=2,
         seeds=[0, 1],
         image="123456789012.dkr.ecr.us-east-1.amazonaws.com/rlinf-eval:1.0",

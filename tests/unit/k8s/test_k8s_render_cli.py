@@ -41,7 +41,7 @@ def test_given_a_request_with_an_unknown_suite_when_rendering_then_exit_2_and_no
 ) -> None:
     req = tmp_path / "req.yaml"
     req.write_text(
-        "checkpoint: {uri: /fsx/c, experiment: e, global_step: 1}\nsuites: [{name: libero_5}]\nimage: img:1\n"
+        "checkpoint: {uri: /fsx/c, experiment: e, global_step: 1}\nsuites: [{name: libero_5}]\nimage: img:1\nprobes: []\n"
     )
 
     rc = main(["render-jobs", "--request", str(req), "--out", str(tmp_path / "out")])
