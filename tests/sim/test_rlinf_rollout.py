@@ -7,6 +7,7 @@ The models are rlinf's ``mlp_policy`` and a custom chunking type registered with
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -103,7 +104,13 @@ def test_given_an_rlinf_mlp_checkpoint_then_1_and_2_workers_act_identically_and_
         batch = _merge([_batch_of(rec1, "t0-s0-a0", t), _batch_of(rec1, "t0-s1-a0", t)])
         np.testing.assert_array_equal(lockstep.act(batch), np.stack([rec1.actions[e][t] for e in batch["episode_id"]]))
     assert one.provenance.checkpoint_sha256 == rec1.inner.weights_sha256
-    assert one.provenance.extra["policy"]["model_type"] == "mlp_policy"
+    recorded = one.provenance.extra["policy"]
+    assert recorded["model_type"] == "mlp_policy" and recorded["rlinf_version"] == one.provenance.packages["rlinf"]
+    assert recorded["precision"] == "fp32" and recorded["greedy"] is True and recorded["chunk_size"] == 1
+    assert (
+        recorded["config_sha256"] == hashlib.sha256(config.read_bytes()).hexdigest()
+        and recorded["greedy_override"] is None
+    )
 
     # RLinf's own pipeline on the same observations: its LIBERO state (envs/libero/utils.py) into the model.
     from rlinf.envs.libero.utils import quat2axisangle
