@@ -74,6 +74,7 @@ def check_aws(ctx: DoctorContext, session: Any = None) -> list[CheckResult]:
                 ),
                 ctx.skip("aws.region", "no credentials"),
                 ctx.skip("aws.stack", "no credentials"),
+                ctx.skip("aws.buckets", "no credentials"),
             ]
         region = session.region_name
         results: list[CheckResult] = []
@@ -86,13 +87,37 @@ def check_aws(ctx: DoctorContext, session: Any = None) -> list[CheckResult]:
                 ctx.problem("aws.credentials", f"credentials from {creds.method} do not work: {exc}", CREDENTIALS_FIX),
                 ctx.skip("aws.region", "credentials do not work"),
                 ctx.skip("aws.stack", "credentials do not work"),
+                ctx.skip("aws.buckets", "credentials do not work"),
             ]
         if not region:
             results.append(ctx.problem("aws.region", "no AWS region set", "export AWS_REGION=us-east-1 (or --region)"))
-            return [*results, ctx.skip("aws.stack", "no region")]
+            return [*results, ctx.skip("aws.stack", "no region"), ctx.skip("aws.buckets", "no region")]
         results.append(ctx.ok("aws.region", region))
-        results.append(_stack(ctx, session, region, config))
+        stack = _stack(ctx, session, region, config)
+        results.append(stack)
+        results.append(_buckets(ctx, session, region, config, stack.details.get("outputs") or {}))
         return results
+
+
+def _buckets(ctx: DoctorContext, session: Any, region: str, config: Any, outputs: dict[str, str]) -> CheckResult:
+    """Every bucket the stack outputs (checkpoints, results) answers HeadBucket from here."""
+    names = sorted({v.removeprefix("s3://").split("/")[0] for k, v in outputs.items() if k.endswith("Bucket")})
+    if not names:
+        return ctx.skip("aws.buckets", "no bucket among the stack's outputs")
+    s3 = session.client("s3", region_name=region, config=config)
+    failed = []
+    for name in names:
+        try:
+            s3.head_bucket(Bucket=name)
+        except Exception as exc:  # ClientError 403/404, EndpointConnectionError
+            failed.append(f"{name}: {exc}")
+    if failed:
+        return ctx.problem(
+            "aws.buckets",
+            "; ".join(failed),
+            "grant this identity s3:ListBucket/GetObject/PutObject on those buckets, or check the VPC endpoint",
+        )
+    return ctx.ok("aws.buckets", f"reachable: {', '.join(names)}")
 
 
 def _stack(ctx: DoctorContext, session: Any, region: str, config: Any) -> CheckResult:

@@ -188,6 +188,29 @@ def test_given_credentials_and_a_deployed_stack_then_identity_region_and_outputs
     assert {n: c.status for n, c in checks.items()} == dict.fromkeys(checks, CheckStatus.PASS)
     assert "arn:aws:" in checks["aws.credentials"].measured and checks["aws.region"].measured == "us-east-1"
     assert checks["aws.stack"].details["outputs"] == {"ResultsBucket": "doctor-results"}
+    assert checks["aws.buckets"].measured == "reachable: doctor-results"
+
+
+def test_given_a_stack_whose_bucket_is_gone_then_aws_buckets_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import boto3
+    from moto import mock_aws
+
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        "Outputs": {"CheckpointBucket": {"Value": "s3://deleted-bucket/runs"}},
+    }
+    with mock_aws():
+        boto3.client("cloudformation").create_stack(StackName="rlinf-bench", TemplateBody=json.dumps(template))
+        buckets = by_name(doctor(Target.DEPLOY, only=["aws"], stack_name="rlinf-bench"))["aws.buckets"]
+
+    assert (
+        buckets.status is CheckStatus.FAIL and "deleted-bucket" in buckets.measured and "s3:ListBucket" in buckets.fix
+    )
 
 
 def test_given_no_credentials_then_local_skips_and_deploy_fails_with_the_fix(no_cloud: None) -> None:
