@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml | $(PY)
 setup: $(STAMP)
 
 demo: setup
-	$(PY) -m rlinf_bench.demo
+	$(PY) -m eval_runner.demo
 
 # Is this machine ready? Every check with what it measured and the fix (docs/doctor.md). DOCTOR_ARGS: e.g. --for eval.
 DOCTOR_ARGS ?=
@@ -40,6 +40,7 @@ doctor: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache  # import rules in .importlinter
 
 typecheck: setup
 	$(VENV)/bin/mypy
