@@ -129,6 +129,15 @@ def test_given_chunk_size_8_then_the_model_is_called_once_per_8_steps_of_an_epis
     np.testing.assert_allclose(np.stack(chunk, axis=1), direct.detach().numpy(), rtol=0, atol=1e-6)
 
 
+def test_given_no_padding_then_chunks_are_served_between_calls_and_all_rows_share_one_pass(tmp_path: Path) -> None:
+    config = F.write_run_config(tmp_path / "chunk.yaml", F.chunk_section(8))
+    policy = load_policy(f"rlinf:{config}?{PLUGIN}&batch=0", None)
+    obs = make_obs(20)
+    for _ in range(3):
+        assert policy.act(obs).shape == (20, 7)
+    assert policy.model.calls == 1 and policy.model_rows == 20
+
+
 def test_given_an_episode_that_ends_mid_chunk_then_its_next_episode_starts_with_a_fresh_call(tmp_path: Path) -> None:
     config = F.write_run_config(tmp_path / "chunk.yaml", F.chunk_section(8))
     policy = load_policy(f"rlinf:{config}?{PLUGIN}", None)
