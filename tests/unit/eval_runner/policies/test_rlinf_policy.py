@@ -170,6 +170,20 @@ def test_given_a_flow_model_then_starting_noise_is_seeded_per_episode_not_per_ba
         np.testing.assert_array_equal(run(), together)
 
 
+def test_given_episode_seeds_in_the_batch_then_the_noise_follows_them(tmp_path: Path) -> None:
+    config = F.write_run_config(tmp_path / "noise.yaml", {**F.chunk_section(4), "model_type": F.NOISE_TYPE})
+    obs = make_obs(2)
+
+    def run(seeds: list[int]) -> np.ndarray:
+        policy = load_policy(f"rlinf:{config}?{PLUGIN}", None)
+        policy.model.proj.load_state_dict({"weight": torch.zeros(7, 8), "bias": torch.zeros(7)})
+        return policy.act({**obs, "episode_seed": seeds})
+
+    first, other = run([11, 12]), run([11, 13])
+    np.testing.assert_array_equal(first[0], other[0])
+    assert not np.allclose(first[1], other[1])
+
+
 def test_given_weights_missing_a_key_then_a_checkpoint_error_names_the_key_and_the_file(tmp_path: Path) -> None:
     model = F.build(F.mlp_section())
     step = F.write_checkpoint(tmp_path / "run", model, drop="actor_mean.bias")
