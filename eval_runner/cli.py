@@ -20,7 +20,9 @@ from typing import Any
 
 from rlinf_bench.cli.help_format import ExampleFormatter
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
+from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
+from rlinf_bench.pipeline.callback import TaskCallback, job_name_from_env, reporting_to_state_machine
 from rlinf_bench.storage import Storage, is_s3, parse_s3
 
 log = logging.getLogger("eval_runner")
@@ -39,7 +41,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--trials", type=int, metavar="N", help="episodes per task, one per fixed initial state (default 50)"
     )
-    p.add_argument("--max-steps", type=int, metavar="N", help="policy steps per episode (default: the suite's)")
+    p.add_argument(
+        "--protocol",
+        choices=("oft", "rlinf"),
+        help="episode settings of a reference evaluation: oft (default: OpenVLA-OFT's max steps, 10 settle steps with the gripper open, 256 px) or rlinf (RLinf v0.3: 512/520 steps, 15 settle steps at gripper 0)",
+    )
+    p.add_argument("--max-steps", type=int, metavar="N", help="policy steps per episode (default: the protocol's)")
     p.add_argument("--seed", type=int, metavar="S", help="run seed; episode seeds derive from it (default 0)")
     p.add_argument("--run-index", type=int, metavar="K", help="index of this run among the request's runs (default 0)")
     p.add_argument("--policy", metavar="SPEC", help="builtin:demo (default), builtin:zero, server:ws://..., python:m:f")
@@ -47,12 +54,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="FILE", help="result JSON: a local path or s3://bucket/key")
     p.add_argument("--videos", type=int, metavar="K", help="record videos of the first K episodes (default 0)")
     p.add_argument(
-        "--settle-steps", type=int, metavar="N", help="no-op steps after reset (default 10, OpenVLA-OFT; RLinf uses 15)"
+        "--settle-steps", type=int, metavar="N", help="no-op steps after reset (default: the protocol's, 10 or 15)"
+    )
+    p.add_argument(
+        "--settle-gripper",
+        type=float,
+        metavar="G",
+        help="gripper value of the settle action, -1 (open) to 1 (default: the protocol's, -1 or 0)",
+    )
+    p.add_argument(
+        "--resolution",
+        type=int,
+        metavar="PX",
+        help="camera render resolution (default: the policy's, else the protocol's 256)",
+    )
+    p.add_argument(
+        "--on-episode-error",
+        choices=("fail-run", "fail-episode"),
+        help="a simulator exception in a step fails the run (default) or counts as a failed episode, as OpenVLA-OFT",
     )
     p.add_argument("--max-retries", type=int, metavar="N", default=2, help="re-runs of an episode after worker crashes")
     p.add_argument(
         "--worker-threads", type=int, metavar="N", help="compute threads per worker (default: cores // workers)"
     )
+    p.add_argument(
+        "--batch-window-ms",
+        type=float,
+        metavar="MS",
+        default=0.0,
+        help="wait up to MS for more ready observations before a policy call (default 0: call with what is "
+        "ready; a slow policy batches the rows that arrive during its previous call anyway); inf: lockstep",
+    )
+    p.add_argument("--max-batch", type=int, metavar="N", help="at most N observations per policy call")
     p.add_argument(
         "--cache-dir",
         type=Path,
@@ -132,6 +165,11 @@ def build_run(args: argparse.Namespace, *, s3_client: Any = None) -> EvalRun:
         "policy": args.policy,
         "workers": args.workers,
         "videos": args.videos,
+        "protocol": args.protocol,
+        "settle_steps": args.settle_steps,
+        "settle_gripper": args.settle_gripper,
+        "resolution": args.resolution,
+        "on_episode_error": args.on_episode_error,
         "output_uri": args.out,
     }
     base.update({k: v for k, v in overrides.items() if v is not None})
@@ -199,6 +237,8 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         worker_threads=args.worker_threads,
         resume=args.resume,
+        batch_window_ms=args.batch_window_ms,
+        max_batch=args.max_batch,
     )
     # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -206,13 +246,31 @@ def run(args: argparse.Namespace) -> int:
     # Environment checks first: a broken setup fails here in seconds, the fix in the result file.
     from rlinf_bench.doctor.preflight import eval_preflight
 
-    doctor = eval_preflight(eval_run, out=out, cache_dir=args.cache_dir, command=sys.argv, write=not args.resume)
-    try:
-        result = evaluate(
-            eval_run, out_path=out, settings=settings, command=sys.argv, provenance_extra={"doctor": doctor.record()}
-        )
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    # Started by the state machine: heartbeats while running, then one callback (rlinf_bench.pipeline.callback).
+    with reporting_to_state_machine(TaskCallback.from_env()) as callback:
+        doctor = eval_preflight(eval_run, out=out, cache_dir=args.cache_dir, command=sys.argv, write=not args.resume)
+        try:
+            result = evaluate(
+                eval_run,
+                out_path=out,
+                settings=settings,
+                command=sys.argv,
+                provenance_extra={"doctor": doctor.record()},
+            )
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        if callback is not None:
+            callback.succeed(
+                JobCallback(
+                    kind="eval",
+                    job_name=job_name_from_env(),
+                    result_uri=out,
+                    headline=f"{result.suite} run {result.run_index}: SR {result.success_rate:.1%} "
+                    f"over {result.episodes} episodes",
+                    suite=result.suite,
+                    run_index=result.run_index,
+                )
+            )
     print(format_table(result))
     print(f"result: {out}")
     return 0
