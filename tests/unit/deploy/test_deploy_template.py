@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -101,7 +102,25 @@ def test_given_the_outputs_then_the_cli_hint_and_the_docs_find_them(template: di
         "SlackWebhookSecretArn",
     ):
         assert name in outputs
-    assert "EvaluationStateMachineArn" in (REPO / "rlinf_bench/cli/intake_common.py").read_text()
+
+
+def test_given_no_state_machine_then_the_cli_names_the_stack_output_and_how_to_read_it(
+    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tomllib
+
+    from rlinf_bench.cli.intake_common import STATE_MACHINE_ENV, state_machine_arn
+    from rlinf_bench.errors import ConfigError
+
+    for name in STATE_MACHINE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError) as err:
+        state_machine_arn(argparse.Namespace(state_machine_arn="", dry_run=False))
+    stack = tomllib.loads((REPO / "samconfig.toml").read_text())["default"]["global"]["parameters"]["stack_name"]
+    named = re.findall(r"OutputKey=='(\w+)'", str(err.value))
+    assert named == ["EvaluationStateMachineArn"]
+    assert set(named) <= set(template["Outputs"])
+    assert f"--stack-name {stack} " in str(err.value)
 
 
 def test_given_results_then_they_live_under_the_buckets_results_prefix_and_expire(template: dict[str, Any]) -> None:
