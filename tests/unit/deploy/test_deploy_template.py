@@ -226,3 +226,12 @@ def test_given_samconfig_then_build_and_deploy_need_no_flags() -> None:
     assert config["deploy"]["parameters"]["capabilities"] == "CAPABILITY_IAM"
     assert config["build"]["parameters"].get("cached", False) is False  # --cached hashes only CodeUri
     assert json.dumps(config)  # plain data
+
+
+def test_given_the_local_lambda_dispatch_then_it_runs_the_folders_the_template_deploys(
+    template: dict[str, Any],
+) -> None:
+    from rlinf_local.lambdas import FUNCTION_FOLDERS
+
+    deployed = {name: fn["Properties"]["CodeUri"] for name, fn in functions(template).items()}
+    assert deployed == {name: f"functions/{folder}" for name, folder in FUNCTION_FOLDERS.items()}
