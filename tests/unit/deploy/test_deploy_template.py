@@ -235,3 +235,29 @@ def test_given_the_local_lambda_dispatch_then_it_runs_the_folders_the_template_d
 
     deployed = {name: fn["Properties"]["CodeUri"] for name, fn in functions(template).items()}
     assert deployed == {name: f"functions/{folder}" for name, folder in FUNCTION_FOLDERS.items()}
+
+
+def test_given_no_cluster_name_then_cloudformation_refuses_the_stack_before_creating_anything(
+    transformed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import boto3
+    from botocore.exceptions import ClientError
+    from moto import mock_aws
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    given = [{"ParameterKey": k, "ParameterValue": "x"} for k in sorted(REQUIRED - {"ClusterName"})]
+    with mock_aws():
+        cfn = boto3.client("cloudformation")
+        with pytest.raises(ClientError, match="ClusterName"):
+            cfn.create_stack(
+                StackName="rlinf-bench",
+                TemplateBody=json.dumps(transformed),
+                Parameters=given,
+                Capabilities=["CAPABILITY_IAM"],
+            )
+        assert cfn.list_stacks()["StackSummaries"] == []
