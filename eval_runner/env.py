@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from eval_runner.policies.base import ACTION_DIM, SETTLE_ACTION, ObservationSpec
+from eval_runner.scheduler import RngStart, RngState, seeded_state
 from rlinf_bench.errors import ConfigError, PolicyError, SimulatorError
 from rlinf_bench.suites import TaskInfo
 
@@ -45,14 +46,17 @@ class LiberoEnv:
             cameras.append(VIDEO_CAMERA)
         self.cameras = tuple(cameras)
         render = bool(cameras)
+        # A spec without a resolution normally gets the protocol's before it reaches a worker; 256 px is
+        # what every reference renders.
+        resolution = obs_spec.resolution or 256
         t0 = time.perf_counter()
         self._env: Any = ControlEnv(
             bddl_file_name=str(task.bddl_file),
             use_camera_obs=render,
             has_offscreen_renderer=render,
             camera_names=cameras or [VIDEO_CAMERA],
-            camera_heights=obs_spec.resolution,
-            camera_widths=obs_spec.resolution,
+            camera_heights=resolution,
+            camera_widths=resolution,
             # We enforce the horizon ourselves; robosuite's own would raise on the step after it.
             horizon=horizon + 1000,
             ignore_done=True,
@@ -60,6 +64,8 @@ class LiberoEnv:
         self.init_states = torch.load(task.init_states_file, weights_only=False)
         self.setup_s = time.perf_counter() - t0
         self._last_raw: dict[str, Any] = {}
+        self.rng_after_reset: RngState | None = None
+        self.extra_resets = 0  # resets replayed only to reach an episode's RNG state
 
     @property
     def sim(self) -> Any:
@@ -71,22 +77,44 @@ class LiberoEnv:
         """LIBERO's ControlEnv (for scene hooks and tests)."""
         return self._env
 
-    def start_episode(self, init_state: int, seed: int, settle_steps: int) -> dict[str, Any]:
-        """Seed, reset, load fixed initial state ``init_state``, settle; return the first observation.
+    def start_episode(
+        self,
+        init_state: int,
+        seed: int,
+        settle_steps: int,
+        rng: RngStart | None = None,
+        *,
+        settle_gripper: float = -1.0,
+    ) -> dict[str, Any]:
+        """Reset from the reference RNG state, load fixed initial state ``init_state``, settle; return the observation.
 
-        Seeding comes *before* reset because LIBERO's reset draws fixture placements from numpy's global
-        RNG, and the fixed initial state does not cover them: seeding afterwards would make an episode
-        depend on whatever the worker ran before it.
+        LIBERO's reset draws fixture placements from numpy's global RNG, and the fixed initial state does
+        not cover them. With ``rng`` (the scheduler's :class:`RngStart`), the reset starts from the state
+        OpenVLA-OFT's loop has before its ``init_state``-th reset after ``env.seed(seed)``; without it,
+        from the state right after ``env.seed(seed)``. :attr:`rng_after_reset` is the state the reset left,
+        i.e. the one the next initial state's reset starts from.
         """
         if not 0 <= init_state < len(self.init_states):
             raise ConfigError(
                 f"initial state {init_state} out of range for task {self.task.name}: "
                 f"it has {len(self.init_states)} (use --trials <= {len(self.init_states)})"
             )
-        self._env.seed(seed)
+        start = rng or RngStart(seed=seed, base_index=0, state=seeded_state(seed))
+        if start.base_index > init_state:
+            raise SimulatorError(f"RNG base reset {start.base_index} is after initial state {init_state} (runner bug)")
+        state = start.state
+        # Resets the reference loop ran before this one (known states make these rare; see scheduler.py).
+        for _ in range(init_state - start.base_index):
+            np.random.set_state(state)
+            self._env.reset()
+            state = np.random.get_state(legacy=True)  # type: ignore[assignment]
+            self.extra_resets += 1
+        np.random.set_state(state)
         self._env.reset()
+        self.rng_after_reset = np.random.get_state(legacy=True)  # type: ignore[assignment]
         raw = self._env.set_init_state(self.init_states[init_state])
         settle = np.asarray(SETTLE_ACTION, dtype=np.float64)
+        settle[-1] = settle_gripper
         for _ in range(settle_steps):
             raw, _, _, _ = self._env.step(settle)
         self._last_raw = raw

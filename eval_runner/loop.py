@@ -19,6 +19,7 @@ from typing import Any
 
 from eval_runner.policies.base import Policy
 from eval_runner.progress import Progress
+from eval_runner.protocol import render_spec, resolve_protocol, with_policy
 from eval_runner.result_writer import ResultWriter
 from eval_runner.results import ResultBuilder
 from eval_runner.rollout import Rollout
@@ -85,6 +86,8 @@ def evaluate(
         writer.write(builder.build(RunStatus.INCOMPLETE, "setting up"), final=True)
         if policy is None:
             policy = _load_policy(run, settings, s3_client)
+        if builder.protocol is not None:
+            builder.protocol = with_policy(builder.protocol, run, policy)
         builder.provenance = collect_provenance(
             command=command, policy=policy.describe(), extra=builder.provenance.extra
         )
@@ -128,14 +131,15 @@ def evaluate(
 def check_resumable(previous: RunResult, run: EvalRun, settings: EvalSettings, out: str) -> None:
     """Refuse to resume from a result of a different run (mixing them would corrupt the statistics)."""
     suite = get_suite(run.suite)
+    protocol = resolve_protocol(run, settings)
     expected = {
         "suite": run.suite,
         "run_index": run.run_index,
         "seed": run.seed,
         "policy": run.policy,
         "trials_per_task": run.trials,
-        "max_steps": run.max_steps or suite.max_steps,
-        "settle_steps": suite.settle_steps if settings.settle_steps is None else settings.settle_steps,
+        "max_steps": protocol.max_steps,
+        "settle_steps": protocol.settle_steps,
         "checkpoint": run.checkpoint.uri or None,
         "tasks": resolve_task_ids(suite, run.task_ids),
     }
@@ -182,12 +186,12 @@ def _prepare(run: EvalRun, settings: EvalSettings, command: Sequence[str] | None
             f"trials={run.trials} but {suite.name} has {suite.init_states} fixed initial states per task; "
             f"use --trials <= {suite.init_states}"
         )
-    settle = suite.settle_steps if settings.settle_steps is None else settings.settle_steps
+    protocol = resolve_protocol(run, settings)  # explicit values over the profile's
     paths = configure_libero(settings.cache_dir)
     extra = {"libero_config": str(paths.config_dir), "libero_assets": str(paths.assets_dir)}
     provenance = collect_provenance(command=command, extra=extra)
     tasks = [suite.task(t) for t in task_ids]
-    return ResultBuilder(run, tasks, run.max_steps or suite.max_steps, settle, provenance)
+    return ResultBuilder(run, tasks, protocol.max_steps, protocol.settle_steps, provenance, protocol=protocol)
 
 
 def _load_policy(run: EvalRun, settings: EvalSettings, s3_client: Any) -> Policy:
@@ -219,8 +223,9 @@ def _rollout(
     n_workers = max(1, min(run.workers, len(plan)))
     config = WorkerConfig(
         suite=run.suite,
-        obs_spec=policy.obs_spec,
+        obs_spec=render_spec(policy.obs_spec, builder.protocol),
         horizon=builder.max_steps + builder.settle_steps,
+        settle_gripper=builder.protocol.settle_gripper if builder.protocol else -1.0,
         cache_dir=settings.cache_dir,
         scene_hook=settings.scene_hook,
         fault=settings.fault_injection,

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 
 from rlinf_bench.contracts import EpisodeResult, EvalRun, Provenance, RunResult, RunStatus, TaskResult, Timings
+from rlinf_bench.protocols import RunProtocol
 from rlinf_bench.suites import TaskInfo
 
 
@@ -65,6 +66,7 @@ class ResultBuilder:
     episodes: dict[int, list[EpisodeResult]] = field(default_factory=dict)
     started_at: str = field(default_factory=utc_now)
     _t0: float = field(default_factory=time.perf_counter)
+    protocol: RunProtocol | None = None  # profile, settle gripper, resolution, RNG scheme, error policy
 
     def add(self, task_id: int, episode: EpisodeResult) -> None:
         self.episodes.setdefault(task_id, []).append(episode)
@@ -96,6 +98,7 @@ class ResultBuilder:
             trials_per_task=self.run.trials,
             max_steps=self.max_steps,
             settle_steps=self.settle_steps,
+            protocol=self.protocol,
             timings=Timings(
                 started_at=self.started_at,
                 finished_at=utc_now(),  # time of this snapshot; the final write is the end of the run

@@ -136,12 +136,17 @@ class Rollout:
         except WorkerDied as exc:
             self._crashed(w, str(exc))
             return
+        except SimulatorError as exc:
+            if was != "step" or not self._fail_episode(w, exc):
+                raise
+            return
         c = self.builder.counters
         c.sim_s += float(info.get("sim_s", 0.0))
         if w.episode is None:
             raise SimulatorError(f"worker {w.index} answered while running no episode (runner bug)")
         if was == "start":
             c.env_setup_s += float(info.get("setup_s", 0.0))
+            self.scheduler.record_reset(w.episode, info.get("rng_after_reset"))
             w.loaded_task = w.episode.task_id
             self._new.append(w.episode.episode_id)
             self._cycle_clean = False
@@ -203,7 +208,18 @@ class Rollout:
                 self._crashed(w, str(exc))
 
     # -- episode end and crashes -----------------------------------------------------------------
-    def _finish(self, w: WorkerHandle, *, success: bool) -> None:
+    def _fail_episode(self, w: WorkerHandle, exc: SimulatorError) -> bool:
+        """``--on-episode-error fail-episode``: a simulator exception in a step fails only its episode, as in
+        OpenVLA-OFT's script; returns False when the run must fail instead (the default, or another error)."""
+        protocol = self.builder.protocol
+        if protocol is None or protocol.on_episode_error != "fail-episode" or type(exc) is not SimulatorError:
+            return False
+        log.warning("episode %s failed on a simulator error (counted as a failure): %s", w.episode, exc)
+        self._finish(w, success=False, error=str(exc))
+        self._assign(w)
+        return True
+
+    def _finish(self, w: WorkerHandle, *, success: bool, error: str | None = None) -> None:
         ep = w.episode
         if ep is None:
             raise SimulatorError(f"worker {w.index} finished an episode it was not running (runner bug)")
@@ -216,6 +232,7 @@ class Rollout:
             wall_s=round(time.perf_counter() - w.started_at, 3),
             retries=ep.attempt,
             video=video,
+            error=error,
         )
         self.builder.add(ep.task_id, result)
         self._cycle_clean = False

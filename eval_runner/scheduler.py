@@ -1,27 +1,64 @@
-"""Which episode runs next on which worker.
+"""Which episode runs next on which worker, and from which numpy RNG state its reset starts.
 
 Every (task, initial state) pair is one queue entry. A worker prefers the next entry of the task whose
 scene it already has loaded (building a LIBERO scene costs seconds), otherwise it takes the head of
-the queue. A crashed episode goes back to the front so it is re-run promptly, with the same seed.
+the queue. A crashed episode goes back to the front so it is re-run promptly, from the same RNG state.
+
+Reference RNG replay (``RNG_SCHEME``): OpenVLA-OFT's script builds one env per task, calls
+``env.seed(s)`` once and resets it for episode after episode. LIBERO's ``reset()`` draws fixture
+placements from numpy's global RNG, so its episode *i* starts from the RNG state that the *i* resets
+before it left behind. We replay exactly that: episode *i* of a run with seed *s* restores the state
+numpy has before the *i*-th reset after ``np.random.seed(s)``. State 0 is known from the seed alone;
+state *i+1* is what the reset of episode *i* leaves, which its worker reports back
+(:meth:`Scheduler.record_reset`). An episode whose state is not known yet is started from the nearest
+earlier known state, and the worker performs the missing resets first (:class:`RngStart`). Either way
+the episode is the reference's, whatever the worker count or order.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from rlinf_bench.seeding import episode_seed
+import numpy as np
+
+#: Recorded in every RunResult: how episodes were seeded (see the module docstring and docs/evaluation.md).
+RNG_SCHEME = "reference-replay-v1"
+
+#: numpy's legacy global RNG state, as ``np.random.get_state()`` returns it.
+RngState = tuple[Any, ...]
+
+
+def seeded_state(seed: int) -> RngState:
+    """The global RNG state right after ``np.random.seed(seed)`` (what LIBERO's ``env.seed`` does)."""
+    state: RngState = np.random.RandomState(seed).get_state(legacy=True)  # type: ignore[assignment]
+    return state
+
+
+@dataclass(frozen=True)
+class RngStart:
+    """Where an episode's reset starts: the RNG state before reset ``base_index`` after ``env.seed(seed)``.
+
+    When ``base_index`` is below the episode's initial state, the worker first performs the resets in
+    between (each from the state the previous one left), exactly as the reference loop would have.
+    """
+
+    seed: int
+    base_index: int
+    state: RngState = field(repr=False, compare=False)
 
 
 @dataclass(frozen=True)
 class EpisodeTask:
-    """One episode to run: a task's fixed initial state, with its derived seed."""
+    """One episode to run: a task's fixed initial state, with the run seed its env is seeded with."""
 
     task_id: int
     init_state: int
     seed: int
     attempt: int = 0  # 0 for the first run; +1 per re-run after a worker crash
     record_video: bool = False
+    rng: RngStart | None = None  # set by the Scheduler when the episode is handed out
 
     @property
     def key(self) -> tuple[int, int]:
@@ -37,41 +74,70 @@ class EpisodeTask:
 
 
 def plan_episodes(suite: str, run_seed: int, task_ids: list[int], trials: int, videos: int = 0) -> list[EpisodeTask]:
-    """All episodes of a run in canonical order (task, then initial state); the first ``videos`` are recorded."""
+    """All episodes of a run in canonical order (task, then initial state); the first ``videos`` are recorded.
+
+    Every episode's env is seeded with the run seed: which reset of the reference loop it replays is
+    its initial state index (``suite`` is kept for the call signature's stability).
+    """
+    del suite
     out: list[EpisodeTask] = []
     for task_id in task_ids:
         for i in range(trials):
-            out.append(
-                EpisodeTask(
-                    task_id=task_id,
-                    init_state=i,
-                    seed=episode_seed(run_seed, suite, task_id, i),
-                    record_video=len(out) < videos,
-                )
-            )
+            out.append(EpisodeTask(task_id=task_id, init_state=i, seed=run_seed, record_video=len(out) < videos))
     return out
 
 
 class Scheduler:
-    """A queue of episodes with task affinity."""
+    """A queue of episodes with task affinity and the per-task chain of reference RNG states."""
 
     def __init__(self, episodes: list[EpisodeTask]) -> None:
         self._queue: deque[EpisodeTask] = deque(episodes)
+        # (task, seed) -> {reset index: RNG state before that reset}
+        self._states: dict[tuple[int, int], dict[int, RngState]] = {}
 
     def __len__(self) -> int:
         return len(self._queue)
 
     def next_for(self, current_task: int | None) -> EpisodeTask | None:
-        """The next episode for a worker whose loaded task is ``current_task`` (None: nothing loaded)."""
+        """The next episode for a worker whose loaded task is ``current_task`` (None: nothing loaded).
+
+        Preference: an episode of the loaded task whose RNG state is known; then any episode of the
+        loaded task; then the first episode in queue order whose state is known; then the queue head.
+        Known states avoid extra resets on the worker; the loaded task avoids a scene build.
+        """
         if not self._queue:
             return None
+        pick: int | None = None
         if current_task is not None:
-            for idx, ep in enumerate(self._queue):
-                if ep.task_id == current_task:
-                    del self._queue[idx]
-                    return ep
-        return self._queue.popleft()
+            same = [i for i, ep in enumerate(self._queue) if ep.task_id == current_task]
+            pick = next((i for i in same if self._known(self._queue[i])), same[0] if same else None)
+        if pick is None:
+            pick = next((i for i, ep in enumerate(self._queue) if self._known(ep)), 0)
+        ep = self._queue[pick]
+        del self._queue[pick]
+        return self._with_rng(ep)
 
     def requeue_front(self, episode: EpisodeTask) -> None:
         """Put a crashed episode back so the next free worker re-runs it first."""
         self._queue.appendleft(episode)
+
+    def record_reset(self, episode: EpisodeTask, state_after: RngState | None) -> None:
+        """Note the RNG state the reset of ``episode`` left: the state before the next initial state's reset."""
+        if state_after is None:
+            return
+        self._chain(episode).setdefault(episode.init_state + 1, state_after)
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _chain(self, ep: EpisodeTask) -> dict[int, RngState]:
+        chain = self._states.get((ep.task_id, ep.seed))
+        if chain is None:
+            chain = self._states[(ep.task_id, ep.seed)] = {0: seeded_state(ep.seed)}
+        return chain
+
+    def _known(self, ep: EpisodeTask) -> bool:
+        return ep.init_state in self._chain(ep)
+
+    def _with_rng(self, ep: EpisodeTask) -> EpisodeTask:
+        chain = self._chain(ep)
+        base = max(i for i in chain if i <= ep.init_state)
+        return replace(ep, rng=RngStart(seed=ep.seed, base_index=base, state=chain[base]))

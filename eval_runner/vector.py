@@ -49,6 +49,7 @@ class WorkerConfig:
     fault: FaultInjection | None = None
     log_level: int = logging.WARNING
     threads: int = 1  # per worker: one worker per core is the unit of parallelism
+    settle_gripper: float = -1.0  # gripper of the settle action (the run's protocol)
 
 
 #: Thread pools a worker would otherwise size to the whole machine (OpenMP/BLAS, Mesa's llvmpipe renderer).
@@ -149,14 +150,19 @@ class _WorkerState:  # pragma: no cover - runs in the child
             self.task_id = episode.task_id
             setup_s = self.env.setup_s
         t0 = time.perf_counter()
-        obs = self.env.start_episode(episode.init_state, episode.seed, settle_steps)
+        obs = self.env.start_episode(
+            episode.init_state, episode.seed, settle_steps, episode.rng, settle_gripper=self.config.settle_gripper
+        )
         if self.hook is not None:
             self.hook(self.env)
             obs = self.env.refresh_observation()
         self.episode = episode
         self.steps = 0
         self.frames = [self.env.video_frame()] if want_video else []
-        return ("obs", obs, {"done": False, "setup_s": setup_s, "sim_s": time.perf_counter() - t0})
+        info = {"done": False, "setup_s": setup_s, "sim_s": time.perf_counter() - t0}
+        # the next initial state's reset starts from here (reference RNG replay, scheduler.py)
+        info["rng_after_reset"] = self.env.rng_after_reset
+        return ("obs", obs, info)
 
     def step(self, action: Any) -> tuple[Any, ...]:
         fault = self.config.fault

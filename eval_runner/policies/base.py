@@ -34,7 +34,12 @@ class ObservationSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     cameras: tuple[str, ...] = Field(default=(), description="e.g. ('agentview', 'robot0_eye_in_hand')")
-    resolution: int = Field(default=128, ge=16, le=1024, description="Square camera resolution in pixels")
+    resolution: int | None = Field(
+        default=None,
+        ge=16,
+        le=1024,
+        description="Square camera resolution in pixels; None: the run's protocol decides (256 for oft and rlinf)",
+    )
     proprio: tuple[str, ...] = Field(
         default=("robot0_eef_pos", "robot0_eef_quat", "robot0_gripper_qpos"),
         description="Proprioceptive observation keys",

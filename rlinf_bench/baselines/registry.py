@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rlinf_bench.errors import ConfigError, UnknownBaselineError
+from rlinf_bench.protocols import BaselineProtocol
 
 DATA_PACKAGE = "rlinf_bench.data.baselines"
 
@@ -32,6 +33,9 @@ class Baseline(BaseModel):
     values: dict[str, float] = Field(description="Success rate in percent per suite id (or per task name)")
     average: float | None = Field(default=None, description="The source's own average, verbatim")
     source: str = Field(min_length=1, description="Where the numbers come from")
+    protocol: BaselineProtocol | None = Field(
+        default=None, description="Episode settings and decoding the source measured under (LIBERO baselines)"
+    )
 
     def rate(self, key: str) -> float | None:
         """The success rate for ``key`` as a fraction in [0, 1], or None when the source has none."""
@@ -75,6 +79,8 @@ def _load() -> tuple[dict[str, Baseline], dict[str, HardwareTable]]:
                 "unit": doc.get("unit", "percent"),
                 "source": doc.get("source"),
             }
+            if doc.get("protocol") is not None:
+                entry["protocol"] = doc["protocol"]
             entry.update(raw)
             try:
                 baseline = Baseline.model_validate(entry)

@@ -15,6 +15,7 @@ from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.probes import ProbeResult
 from rlinf_bench.contracts.results import RunStatus
+from rlinf_bench.protocols import RunProtocol
 
 
 class VerdictValue(StrEnum):
@@ -22,6 +23,7 @@ class VerdictValue(StrEnum):
     WITHIN = "within"  # no evidence of being worse than reference - tolerance (nor better than the reference)
     BELOW = "below"  # significantly below reference - tolerance
     INCOMPLETE = "incomplete"  # runs missing or failed: no verdict is given on partial data
+    NOT_COMPARABLE = "not_comparable"  # the reference was measured under another protocol (max steps, settle...)
 
 
 class _Model(BaseModel):
@@ -121,6 +123,8 @@ class SuiteReport(_Model):
     successes: int
     clusters: int
     disagreement: Disagreement | None = None
+    protocol: RunProtocol | None = Field(default=None, description="Episode settings of the runs (all runs agree)")
+    episode_errors: int = Field(default=0, ge=0, description="Episodes ended by simulator errors, counted as failures")
     states: list[StateOutcome] = Field(default_factory=list)
     verdicts: list[Verdict] = Field(default_factory=list)
 

@@ -159,6 +159,14 @@ class EvalMatrix(BaseModel):
     seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_SEEDS))
     policy: str = "builtin:demo"
     workers: int = Field(default=8, ge=1)
+    protocol: Literal["oft", "rlinf"] = Field(
+        default="oft",
+        description="Episode settings of every run: oft (OpenVLA-OFT's) or rlinf (RLinf v0.3's); a baseline measured "
+        "under another protocol gets the verdict not_comparable (docs/evaluation.md)",
+    )
+    on_episode_error: Literal["fail-run", "fail-episode"] = Field(
+        default="fail-run", description="A simulator exception fails the run, or only its episode (as OpenVLA-OFT)"
+    )
     image: str = ""
     robotwin_image: str = Field(
         default="",
@@ -244,6 +252,8 @@ class EvalRequest(Contract, EvalMatrix):
                         policy=self.policy,
                         workers=self.workers,
                         output_uri=output,
+                        protocol=self.protocol,
+                        on_episode_error=self.on_episode_error,
                     )
                 )
         return out

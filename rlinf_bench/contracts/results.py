@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.protocols import RunProtocol
 
 
 class RunStatus(StrEnum):
@@ -30,6 +31,10 @@ class EpisodeResult(BaseModel):
     wall_s: float = Field(ge=0)
     retries: int = Field(default=0, ge=0, description="Times the episode was re-run after a worker crash")
     video: str | None = None
+    error: str | None = Field(
+        default=None,
+        description="Simulator error that ended the episode as a failure (--on-episode-error fail-episode)",
+    )
 
 
 class TaskResult(BaseModel):
@@ -121,6 +126,9 @@ class RunResult(Contract):
     max_steps: int = Field(ge=1)
     settle_steps: int = Field(ge=0)
     greedy: bool = True
+    protocol: RunProtocol | None = Field(
+        default=None, description="Profile, episode settings, RNG scheme and error policy; None in older results"
+    )
     tasks: list[TaskResult] = Field(default_factory=list)
     episodes: int = Field(default=0, ge=0, description="Episodes finished over all tasks")
     successes: int = Field(default=0, ge=0)

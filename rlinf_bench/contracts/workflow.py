@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.request import EvalRequest, EvalRun, ProbeSpec
@@ -116,12 +116,6 @@ class StateError(_Doc):
 
     error: str = Field(default="", alias="Error")
     cause: str = Field(default="", alias="Cause")
-
-    @field_validator("error", "cause", mode="before")
-    @classmethod
-    def _none_is_empty(cls, value: object) -> object:
-        # Step Functions sends a null Cause for timeouts and for failures sent without one.
-        return "" if value is None else value
 
 
 class RunFailureInput(_Doc):

@@ -55,28 +55,23 @@ def _failed_run(request: EvalRequest, outcome: RunOutcome, error: str, siblings:
 
     suite = outcome.suite or ""
     sibling = next((r for r in siblings if r.suite == suite), None)
-    run_index = outcome.run_index or 0
-    seed = request.seeds[run_index] if run_index < len(request.seeds) else run_index
-    if sibling is not None:
-        # Same settings as the runs that did finish (protocol, steps, policy): only the outcome differs.
-        stand_in = sibling.model_copy(
-            update={"run_index": run_index, "seed": seed, "status": RunStatus.FAILED, "error": error}
-        )
-        return stand_in.with_tasks([])
     selection = next((s for s in request.suites if s.name == suite), None)
-    max_steps = selection.max_steps if selection and selection.max_steps else get_suite(suite).max_steps
+    max_steps = sibling.max_steps if sibling else (selection.max_steps if selection and selection.max_steps else 0)
+    if not max_steps:
+        max_steps = get_suite(suite).max_steps
+    run_index = outcome.run_index or 0
     return RunResult(
         request_id=request.request_id,
         suite=suite,
         run_index=run_index,
-        seed=seed,
-        policy=request.policy,
+        seed=request.seeds[run_index] if run_index < len(request.seeds) else run_index,
+        policy=sibling.policy if sibling else request.policy,
         checkpoint=request.checkpoint,
         status=RunStatus.FAILED,
         error=error,
-        trials_per_task=request.trials_per_task,
+        trials_per_task=sibling.trials_per_task if sibling else request.trials_per_task,
         max_steps=max_steps,
-        settle_steps=0,
+        settle_steps=sibling.settle_steps if sibling else 0,
     )
 
 

@@ -76,7 +76,11 @@ def validation_checklist(
         )
         values = {v.value for v in baseline_verdicts}
         status: Status = (
-            "fail" if VerdictValue.BELOW in values else "not run" if VerdictValue.INCOMPLETE in values else "pass"
+            "fail"
+            if VerdictValue.BELOW in values
+            else "not run"
+            if VerdictValue.INCOMPLETE in values or values == {VerdictValue.NOT_COMPARABLE}
+            else "pass"
         )
         items.append(ChecklistItem(range_item, status, evidence))
     items.append(

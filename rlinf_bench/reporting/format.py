@@ -9,6 +9,7 @@ VERDICT_MARK = {
     VerdictValue.WITHIN: "● within",
     VerdictValue.BELOW: "▼ below",
     VerdictValue.INCOMPLETE: "◌ incomplete",
+    VerdictValue.NOT_COMPARABLE: "≠ not comparable",
 }
 
 

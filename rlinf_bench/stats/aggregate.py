@@ -27,6 +27,7 @@ from rlinf_bench.contracts import (
     TaskSummary,
 )
 from rlinf_bench.errors import ResultsMismatchError
+from rlinf_bench.protocols import RunProtocol
 from rlinf_bench.stats.intervals import CLUSTERED_METHOD, clustered_interval, wilson
 from rlinf_bench.stats.significance import chi2_homogeneity, cochran_q
 from rlinf_bench.storage import Storage
@@ -56,6 +57,7 @@ def _check_consistent(runs: Sequence[SourcedRun]) -> None:
             "policy": r.policy,
             "trials_per_task": r.trials_per_task,
             "max_steps": r.max_steps,
+            "protocol": _protocol(r).model_dump(include={"settle_steps", "settle_gripper", "decoding"}),
             # Only complete runs are known to cover their whole task list.
             "tasks": sorted(t.task_id for t in r.tasks) if r.status == RunStatus.COMPLETE else None,
         }
@@ -180,6 +182,11 @@ def _suite_stats(completed: Sequence[RunResult], states: dict[tuple[int, int], l
     return out
 
 
+def _protocol(r: RunResult) -> RunProtocol:
+    """The run's episode settings; results written before protocols were recorded ran OFT's defaults."""
+    return r.protocol or RunProtocol(max_steps=r.max_steps, settle_steps=r.settle_steps)
+
+
 def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteReport:
     """Aggregate the runs of one suite of one checkpoint (see docs/statistics.md for every field)."""
     if not runs:
@@ -215,6 +222,8 @@ def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteRepo
         successes=k,
         clusters=len(states),
         disagreement=_disagreement(completed, states),
+        protocol=_protocol(results[0]),
+        episode_errors=sum(e.error is not None for r in completed for t in r.tasks for e in t.episodes),
         states=[StateOutcome(task_id=t, init_state=s, successes=sum(v), trials=len(v)) for (t, s), v in states.items()],
         **_suite_stats(completed, states),
     )

@@ -4,7 +4,9 @@ Rule for every comparison (alpha defaults to 0.05):
 - below  when the one-sided test "rate < reference - tolerance" rejects;
 - above  when the one-sided test "rate > reference" rejects;
 - within otherwise;
-- incomplete whenever a run of this suite (or of the reference) is missing or failed.
+- incomplete whenever a run of this suite (or of the reference) is missing or failed;
+- not_comparable when a baseline was measured under another protocol than the runs (max steps, settle
+  steps, settle gripper, decoding): such numbers are never set against each other, whatever they say.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport, SuiteReport, Verdict, VerdictValue
+from rlinf_bench.protocols import RunProtocol, protocol_differences
 from rlinf_bench.stats.intervals import clustered_interval
 from rlinf_bench.stats.significance import (
     ComparisonOutcome,
@@ -64,6 +67,40 @@ def _partial_suite(suite: SuiteReport) -> str | None:
     return f"only {len(suite.tasks)} of {spec.n_tasks} tasks evaluated"
 
 
+def comparability(suite: SuiteReport, baseline: Baseline) -> str | None:
+    """Why ``suite``'s runs cannot be compared with ``baseline`` (None: they can, or nothing is known)."""
+    if baseline.protocol is None:
+        return None
+    runs = suite.protocol or RunProtocol(max_steps=_suite_max_steps(suite), settle_steps=10)
+    diffs = protocol_differences(runs, baseline.protocol, suite.suite)
+    if not diffs:
+        return None
+    return (
+        f"measured under another protocol: {'; '.join(diffs)} (run vs {baseline.name}, {baseline.protocol.name} "
+        f"protocol); run with --protocol {baseline.protocol.name} and the same decoding for a verdict"
+    )
+
+
+def _suite_max_steps(suite: SuiteReport) -> int:
+    spec = SUITES.get(suite.suite)
+    return spec.max_steps if spec is not None else 1
+
+
+def _not_comparable(
+    suite: str, name: str, ref: float, reason: str, estimate: float | None, **fields: object
+) -> Verdict:
+    return Verdict(
+        suite=suite,
+        against=name,
+        kind="baseline",
+        value=VerdictValue.NOT_COMPARABLE,
+        reference=ref,
+        estimate=estimate,
+        reason=reason,
+        **fields,
+    )
+
+
 def _against_constant(
     suite: SuiteReport, name: str, ref: float, cfg: VerdictConfig, task: str | None, task_id: int | None
 ) -> Verdict:
@@ -110,14 +147,21 @@ def baseline_verdicts(suite: SuiteReport, baselines: Sequence[Baseline], cfg: Ve
     """One verdict per baseline that publishes a number for this suite (or, for per-task tables, per task)."""
     out: list[Verdict] = []
     for b in baselines:
+        reason = comparability(suite, b)
         if b.level == "suite":
             ref = b.rate(suite.suite)
-            if ref is not None:
+            if ref is not None and reason is not None:
+                common: dict[str, object] = {"tolerance": cfg.tolerance, "alpha": cfg.alpha}
+                out.append(_not_comparable(suite.suite, b.name, ref, reason, suite.success_rate_mean, **common))
+            elif ref is not None:
                 out.append(_against_constant(suite, b.name, ref, cfg, None, None))
             continue
         for t in suite.tasks:
             ref = b.rate(t.task_name)
-            if ref is not None:
+            if ref is not None and reason is not None:
+                per_task: dict[str, object] = {"tolerance": cfg.tolerance, "alpha": cfg.alpha, "task": t.task_name}
+                out.append(_not_comparable(suite.suite, b.name, ref, reason, t.success_rate_mean, **per_task))
+            elif ref is not None:
                 out.append(_against_constant(suite, b.name, ref, cfg, t.task_name, t.task_id))
     return out
 
@@ -136,6 +180,11 @@ def average_verdicts(report: CheckpointReport, baselines: Sequence[Baseline], cf
         found = [report.suite(name) for name in b.values]
         suites = [s for s in found if s is not None]
         if len(suites) != len(found):
+            continue
+        reasons = [f"{s.suite}: {r}" for s in suites if (r := comparability(s, b)) is not None]
+        if reasons:
+            common_nc = {"tolerance": cfg.tolerance, "alpha": cfg.alpha}
+            out.append(_not_comparable("average", b.name, b.average / 100.0, "; ".join(reasons), None, **common_nc))
             continue
         common: dict[str, object] = {
             "suite": "average",
@@ -280,6 +329,13 @@ def apply_verdicts(
             verdicts.append(reference_verdict(suite, previous[1], kind="previous", label=previous[0], cfg=cfg))
         if best is not None and previous is not None and best[0] != previous[0]:
             verdicts.append(reference_verdict(suite, best[1], kind="best", label=best[0], cfg=cfg))
+        if suite.episode_errors:
+            note = (
+                f"{suite.episode_errors} episode(s) ended by simulator errors and count as failures "
+                "(--on-episode-error fail-episode)"
+            )
+            for v in verdicts:
+                v.reason = f"{v.reason}; {note}" if v.reason else note
         suite.verdicts = verdicts
     report.average_verdicts = average_verdicts(report, baselines, cfg)
     return report

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from rlinf_bench.contracts import CheckpointRef, EpisodeResult, RunResult, RunStatus, TaskResult, request_id_for
+from rlinf_bench.protocols import PROFILES, RunProtocol
 
 CKPT = CheckpointRef(uri="s3://bucket/exp/checkpoints/global_step_100", experiment="exp", global_step=100)
 
@@ -28,8 +29,13 @@ def make_run(
     task_names: Mapping[int, str] | None = None,
     error: str | None = None,
     trials: int | None = None,
+    protocol: str = "rlinf",
 ) -> RunResult:
-    """One run: ``outcomes[task_id][init_state]`` is the episode's success."""
+    """One run: ``outcomes[task_id][init_state]`` is the episode's success.
+
+    Runs follow ``protocol``'s episode settings and decoding; the default (rlinf) makes them comparable
+    with the paper baselines in rlinf_bench/data/baselines/libero*.yaml.
+    """
     tasks = []
     if trials is None:
         trials = max(len(v) for v in outcomes.values()) if outcomes else 1
@@ -50,10 +56,23 @@ def make_run(
         status=status,
         error=error,
         trials_per_task=trials,
-        max_steps=220,
-        settle_steps=10,
+        max_steps=_protocol(protocol, suite).max_steps,
+        settle_steps=_protocol(protocol, suite).settle_steps,
+        protocol=_protocol(protocol, suite),
     )
     return base.with_tasks(tasks)
+
+
+def _protocol(name: str, suite: str) -> RunProtocol:
+    profile = PROFILES[name]
+    return RunProtocol(
+        name=name,
+        max_steps=profile.max_steps.get(suite, 220),
+        settle_steps=profile.settle_steps,
+        settle_gripper=profile.settle_gripper,
+        decoding=profile.decoding,
+        rng_scheme="reference-replay-v1",
+    )
 
 
 def heterogeneous_runs(

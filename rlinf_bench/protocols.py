@@ -1,0 +1,162 @@
+"""Evaluation protocols: the episode settings a success rate was measured under.
+
+Two LIBERO success rates are only comparable when their episodes were allowed the same number of
+steps, settled the same way and decoded the same way. A *profile* (``--protocol oft|rlinf``) sets
+those knobs as a reference evaluation does; the run records what it actually used
+(:class:`RunProtocol`), and every baseline records what its source used (:class:`BaselineProtocol`).
+:func:`protocol_differences` says why two of them are not comparable. Cheap to import (no simulator).
+
+Sources (docs/evaluation.md, "How our numbers compare", gives file and line):
+
+- ``oft``: OpenVLA-OFT ``experiments/robot/libero/run_libero_eval.py``: max steps 220/280/300/520/400,
+  10 settle steps of ``[0, 0, 0, 0, 0, 0, -1]``, 256 px renders, greedy.
+- ``rlinf``: RLinf v0.3 OpenVLA-OFT LIBERO configs (``evaluations/libero/*_openvlaoft_eval.yaml``,
+  ``examples/embodiment/config/libero_*_grpo_openvlaoft.yaml``): 512 steps (520 on libero_10),
+  15 settle steps of zeros (``reset_gripper_open: False``), 256 px, sampling at ``temperature_eval`` 1.6.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlinf_bench.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_PROTOCOL",
+    "GREEDY",
+    "PROFILES",
+    "BaselineProtocol",
+    "ProtocolProfile",
+    "RunProtocol",
+    "get_profile",
+    "protocol_differences",
+    "sampling",
+]
+
+GREEDY = "greedy"
+DEFAULT_PROTOCOL = "oft"
+EpisodeErrorPolicy = Literal["fail-run", "fail-episode"]
+
+
+def sampling(temperature: float) -> str:
+    """The decoding label of sampled actions, e.g. ``sampling (temperature 1.6)``."""
+    return f"sampling (temperature {temperature:g})"
+
+
+class ProtocolProfile(BaseModel):
+    """A reference evaluation's episode settings; ``--protocol NAME`` applies them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    max_steps: dict[str, int] = Field(description="Policy steps per episode, per suite id")
+    settle_steps: int = Field(ge=0, description="No-op steps after reset, not counted in max_steps")
+    settle_gripper: float = Field(description="Gripper value of the settle action (-1 open, 0 neutral)")
+    resolution: int = Field(ge=16, le=1024, description="Camera render resolution when the policy names none")
+    decoding: str = Field(description="How the reference decodes actions: greedy or sampling (temperature T)")
+    source: str
+
+    def max_steps_for(self, suite: str) -> int:
+        """The profile's max steps for ``suite``; a suite it does not cover is a ConfigError."""
+        try:
+            return self.max_steps[suite]
+        except KeyError:
+            raise ConfigError(
+                f"protocol {self.name!r} defines no max steps for suite {suite!r} "
+                f"(it covers {', '.join(self.max_steps)}); pass --max-steps"
+            ) from None
+
+
+PROFILES: dict[str, ProtocolProfile] = {
+    p.name: p
+    for p in (
+        ProtocolProfile(
+            name="oft",
+            max_steps={
+                "libero_spatial": 220,
+                "libero_object": 280,
+                "libero_goal": 300,
+                "libero_10": 520,
+                "libero_90": 400,
+            },
+            settle_steps=10,
+            settle_gripper=-1.0,
+            resolution=256,
+            decoding=GREEDY,
+            source="OpenVLA-OFT experiments/robot/libero/run_libero_eval.py (TASK_MAX_STEPS, num_steps_wait, env_img_res)",
+        ),
+        ProtocolProfile(
+            name="rlinf",
+            max_steps={
+                "libero_spatial": 512,
+                "libero_object": 512,
+                "libero_goal": 512,
+                "libero_10": 520,
+                "libero_90": 512,
+            },
+            settle_steps=15,
+            settle_gripper=0.0,
+            resolution=256,
+            decoding=sampling(1.6),
+            source="RLinf v0.3 evaluations/libero/*_openvlaoft_eval.yaml and "
+            "examples/embodiment/config/libero_*_grpo_openvlaoft.yaml; rlinf/envs/libero/libero_env.py reset()",
+        ),
+    )
+}
+
+
+def get_profile(name: str) -> ProtocolProfile:
+    """The profile called ``name`` (oft, rlinf); an unknown name lists the valid ones."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, PROFILES, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown protocol {name!r}; valid: {', '.join(PROFILES)}.{hint}") from None
+
+
+class RunProtocol(BaseModel):
+    """What one run actually used (recorded in its RunResult)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(default=DEFAULT_PROTOCOL, description="The profile the run started from")
+    overrides: list[str] = Field(default_factory=list, description="Settings given explicitly on top of the profile")
+    max_steps: int = Field(ge=1)
+    settle_steps: int = Field(ge=0)
+    settle_gripper: float = -1.0
+    render_resolution: int | None = Field(default=None, description="Camera resolution; None: no camera rendered")
+    decoding: str = Field(default=GREEDY, description="What the policy says about its decoding")
+    rng_scheme: str = Field(default="", description="How episodes were seeded (docs/evaluation.md)")
+    on_episode_error: EpisodeErrorPolicy = "fail-run"
+
+
+class BaselineProtocol(BaseModel):
+    """What a published number was measured under (in rlinf_bench/data/baselines/*.yaml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="Closest profile, e.g. rlinf or oft")
+    max_steps: dict[str, int] = Field(description="Per suite id")
+    settle_steps: int = Field(ge=0)
+    settle_gripper: float
+    decoding: str
+    source: str = Field(min_length=1, description="The files the settings were read from")
+
+
+def protocol_differences(run: RunProtocol, baseline: BaselineProtocol, suite: str) -> list[str]:
+    """Why a run of ``suite`` cannot be set beside a baseline: one phrase per differing setting (empty: comparable)."""
+    out: list[str] = []
+    ref_steps = baseline.max_steps.get(suite)
+    if ref_steps is not None and ref_steps != run.max_steps:
+        out.append(f"max steps {run.max_steps} vs {ref_steps}")
+    if baseline.settle_steps != run.settle_steps:
+        out.append(f"settle steps {run.settle_steps} vs {baseline.settle_steps}")
+    if baseline.settle_gripper != run.settle_gripper:
+        out.append(f"settle gripper {run.settle_gripper:g} vs {baseline.settle_gripper:g}")
+    if baseline.decoding != run.decoding:
+        out.append(f"decoding {run.decoding} vs {baseline.decoding}")
+    return out
