@@ -41,6 +41,13 @@ def register(sub: Any) -> None:
         "--policy", action="append", default=[], metavar="SPEC", help="policy spec, e.g. server:ws://HOST:PORT"
     )
     p.add_argument("--request", metavar="FILE", help="EvalRun/EvalRequest JSON or YAML: check its policy server")
+    p.add_argument(
+        "--policy-wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="keep trying to reach a policy server this long (one that is still starting); default 0",
+    )
     p.add_argument("--tracking-uri", default="", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI)")
     p.add_argument("--experiment", default="RLinf", help="MLflow experiment (default RLinf)")
     p.add_argument("--kubeconfig", default="", help="kubeconfig path (default $KUBECONFIG or ~/.kube/config)")
@@ -87,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         only=args.only,
         quick=args.quick,
         policy_servers=_servers(args.policy, args.request),
+        policy_wait_s=args.policy_wait,
         tracking_uri=args.tracking_uri,
         experiment=args.experiment,
         kubeconfig=args.kubeconfig,

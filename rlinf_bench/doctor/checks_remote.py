@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,13 +19,19 @@ from rlinf_bench.doctor.model import CheckResult
 POLICY_PROTOCOL = "rlinf-bench-policy"
 
 
-def _tcp(host: str, port: int, timeout: float) -> str | None:
-    """None when a TCP connection opens, else why not."""
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return None
-    except OSError as exc:
-        return exc.strerror or type(exc).__name__
+def _tcp(host: str, port: int, timeout: float, wait_s: float = 0.0) -> str | None:
+    """None when a TCP connection opens (retrying for up to ``wait_s``), else why not."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return None
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return reason + (f", still after {wait_s:.0f} s" if wait_s else "")
+        time.sleep(min(1.0, left))
 
 
 def check_policy_servers(ctx: DoctorContext) -> list[CheckResult]:
@@ -40,7 +47,7 @@ def _one_server(ctx: DoctorContext, uri: str) -> CheckResult:
     if parsed.scheme not in ("ws", "wss", "http", "https") or not parsed.hostname:
         return ctx.problem(name, f"{uri!r} is not a ws:// URI", "name the server as server:ws://HOST:PORT")
     port = parsed.port or (443 if parsed.scheme in ("wss", "https") else 80)
-    refused = _tcp(parsed.hostname, port, ctx.timeout_s)
+    refused = _tcp(parsed.hostname, port, ctx.timeout_s, ctx.policy_wait_s)
     if refused:
         return ctx.problem(
             name,

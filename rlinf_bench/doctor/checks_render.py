@@ -120,16 +120,23 @@ def _cuda_map(ctx: DoctorContext, ordinals: list[int | None]) -> CheckResult:
     name = "rendering.egl_cuda_map"
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     explicit = os.environ.get("MUJOCO_EGL_DEVICE_ID")
+    if explicit is not None and (not explicit.isdigit() or int(explicit) >= len(ordinals)):
+        return ctx.problem(
+            name,
+            f"MUJOCO_EGL_DEVICE_ID={explicit}, but there are {len(ordinals)} EGL device(s): MuJoCo refuses to render",
+            "unset MUJOCO_EGL_DEVICE_ID (the runner maps the CUDA device to its EGL device)",
+        )
     if all(o is None for o in ordinals):
         return ctx.skip(name, "no NVIDIA EGL device (CPU rendering through Mesa): nothing to map")
-    # CUDA device 0 of this process is the first visible one; EGL reports the host ordinal.
-    want = int(visible.split(",")[0]) if visible and visible.split(",")[0].strip().isdigit() else 0
+    # The policy runs on CUDA device 0 of the process (the first of CUDA_VISIBLE_DEVICES); the runner
+    # (eval_runner/egl.py) renders on the EGL device reporting that ordinal, so check the same lookup.
+    want = 0
     idx = next((i for i, o in enumerate(ordinals) if o == want), None)
     mapping = {i: o for i, o in enumerate(ordinals)}
     if idx is None:
         return ctx.problem(
             name,
-            f"CUDA device {want} (CUDA_VISIBLE_DEVICES={visible}) has no EGL device; EGL->CUDA: {mapping}",
+            f"CUDA device {want} (CUDA_VISIBLE_DEVICES={visible or 'unset'}) has no EGL device; EGL->CUDA: {mapping}",
             "give the container the GPU's graphics capability (NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics)",
         )
     if explicit is not None and explicit != str(idx):
@@ -155,12 +162,10 @@ def check_spawned_frame(ctx: DoctorContext) -> CheckResult:
     result = render_in_spawned_worker(ctx.render_timeout_s, {"MUJOCO_GL": "egl", "PYOPENGL_PLATFORM": "egl"})
     gl = os.environ.get("MUJOCO_GL") or "egl (the runner's default)"
     if "error" in result:
-        return ctx.problem(
-            name,
-            f"MUJOCO_GL={gl}: a spawned worker could not render: {result['error']}",
-            f"{EGL_FIX}; never create the renderer before forking workers (start them with spawn)",
-            **result,
-        )
+        fix = f"{EGL_FIX}; never create the renderer before forking workers (start them with spawn)"
+        if "MUJOCO_EGL_DEVICE_ID" in result["error"]:
+            fix = "unset MUJOCO_EGL_DEVICE_ID (the runner maps the CUDA device to its EGL device)"
+        return ctx.problem(name, f"MUJOCO_GL={gl}: a spawned worker could not render: {result['error']}", fix, **result)
     if result["distinct_values"] < 2:
         return ctx.problem(
             name,

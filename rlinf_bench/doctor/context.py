@@ -47,6 +47,7 @@ class DoctorContext(BaseModel):
     only: list[str] = Field(default_factory=list, description="Check names or areas to run; empty: all of the target")
     quick: bool = Field(default=False, description="Skip the slow checks (building a LIBERO env)")
     policy_servers: list[str] = Field(default_factory=list, description="ws:// or http(s):// policy server URIs")
+    policy_wait_s: float = Field(default=0.0, ge=0, description="Keep retrying a policy server this long (starting)")
     tracking_uri: str = Field(default="", description="MLflow tracking URI (default $MLFLOW_TRACKING_URI)")
     experiment: str = "RLinf"
     write_test: bool = Field(default=True, description="Create (then delete) an MLflow run to prove write access")

@@ -42,8 +42,29 @@ class PreflightError(RlinfBenchError):
 
 
 def policy_servers(spec: str) -> list[str]:
-    """The server URI of a ``server:ws://...`` policy spec (empty for in-process policies)."""
-    return [spec.removeprefix("server:")] if spec.startswith("server:") else []
+    """The server URI of a ``server:ws://...[?options]`` policy spec (empty for in-process policies)."""
+    return [spec.removeprefix("server:").split("?", 1)[0]] if spec.startswith("server:") else []
+
+
+def policy_wait(spec: str) -> float:
+    """Seconds the runner's client keeps retrying to connect for this spec (its ``retries``/``backoff_s``/
+    ``max_backoff_s`` options; defaults 8, 0.5, 10: about 45 s), so a server still starting is not a failure."""
+    from urllib.parse import parse_qs
+
+    from rlinf_bench.retry import RetryPolicy
+
+    if not spec.startswith("server:"):
+        return 0.0
+    options = {k: v[-1] for k, v in parse_qs(spec.partition("?")[2]).items()}
+    try:
+        policy = RetryPolicy(
+            attempts=int(options.get("retries", 8)) + 1,
+            backoff_s=float(options.get("backoff_s", 0.5)),
+            max_backoff_s=float(options.get("max_backoff_s", 10.0)),
+        )
+    except ValueError:  # the runner rejects the spec with its own message
+        return 0.0
+    return float(sum(policy.delays()))
 
 
 def eval_preflight(
@@ -67,6 +88,7 @@ def eval_preflight(
         only=list(EVAL_JOB_CHECKS),
         quick=True,
         policy_servers=policy_servers(run.policy),
+        policy_wait_s=policy_wait(run.policy),
         cache_dir=cache_dir,
     )
     report = run_doctor(ctx)

@@ -44,7 +44,8 @@ def test_given_a_policy_server_that_is_down_when_an_eval_job_starts_then_the_res
     url = f"ws://127.0.0.1:{closed_port()}"
 
     proc = run_cli(
-        "eval_runner", "--suite", "libero_spatial", "--tasks", "0", "--trials", "1", "--policy", f"server:{url}",
+        # retries=0: the runner would not wait for it either (the default waits ~45 s for a starting server)
+        "eval_runner", "--suite", "libero_spatial", "--tasks", "0", "--trials", "1", "--policy", f"server:{url}?retries=0",
         "--out", str(out), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
     )  # fmt: skip
 

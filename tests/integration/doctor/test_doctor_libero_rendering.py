@@ -118,3 +118,15 @@ def _libero_pkg() -> Path:
     spec = importlib.util.find_spec("libero")
     assert spec is not None and spec.submodule_search_locations
     return Path(next(iter(spec.submodule_search_locations))) / "libero"
+
+
+def test_given_an_egl_device_id_beyond_the_devices_then_the_mapping_fails_before_mujoco_refuses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MUJOCO_GL", "egl")
+    monkeypatch.setenv("MUJOCO_EGL_DEVICE_ID", "31")
+    checks = by_name(doctor(Target.EVAL, only=["rendering.egl"]))
+    mapping = checks["rendering.egl_cuda_map"]
+    assert checks["rendering.egl"].status is CheckStatus.PASS
+    assert mapping.status is CheckStatus.FAIL and "MUJOCO_EGL_DEVICE_ID=31" in mapping.measured
+    assert "unset MUJOCO_EGL_DEVICE_ID" in mapping.fix

@@ -72,6 +72,27 @@ def test_given_a_running_policy_server_then_its_protocol_and_policy_are_reported
     assert "rlinf-bench-policy v1" in check.measured and "ZeroPolicy" in check.measured
 
 
+def test_given_a_policy_server_that_is_still_starting_then_the_check_waits_for_it() -> None:
+    import threading
+
+    from eval_runner.policies.builtin import ZeroPolicy
+    from eval_runner.policies.server import PolicyServer
+
+    port = closed_port()
+    servers: list[PolicyServer] = []
+    timer = threading.Timer(1.0, lambda: servers.append(PolicyServer(ZeroPolicy(), port=port).start()))
+    timer.start()
+    try:
+        [check] = doctor(
+            Target.EVAL, only=["policy"], policy_servers=[f"ws://127.0.0.1:{port}"], policy_wait_s=30
+        ).checks
+    finally:
+        timer.join()
+        for server in servers:
+            server.shutdown()
+    assert check.status is CheckStatus.PASS, check.measured
+
+
 # -- Kubernetes ------------------------------------------------------------------------------------
 
 

@@ -69,3 +69,14 @@ def test_given_a_check_that_raises_then_it_becomes_a_named_problem_not_a_traceba
 
     [result] = timed("libero.env", broken, DoctorContext(target=Target.EVAL))
     assert result.status is CheckStatus.FAIL and "RuntimeError: boom" in result.measured and result.fix
+
+
+def test_given_policy_specs_then_the_server_uri_and_the_runners_patience_are_read() -> None:
+    from rlinf_bench.doctor.preflight import policy_servers, policy_wait
+
+    assert policy_servers("server:ws://h:8000?retries=2") == ["ws://h:8000"]
+    assert policy_servers("builtin:demo") == [] and policy_wait("builtin:demo") == 0.0
+    # the client's default schedule: 0.5, 1, 2, 4, 8 and three waits capped at 10 s
+    assert policy_wait("server:ws://h:8000") == 45.5
+    assert policy_wait("server:ws://h:8000?retries=0") == 0.0
+    assert policy_wait("server:ws://h:8000?retries=2&backoff_s=1") == 3.0
