@@ -8,7 +8,7 @@ STAMP := $(VENV)/.setup-stamp
 EXTRAS ?= all,dev
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint typecheck unit bench schemas clean help browser setup-robotwin test-robotwin setup-tools check-deploy
+.PHONY: setup demo test lint typecheck unit bench schemas clean help browser setup-robotwin test-robotwin setup-tools check-deploy images
 
 help:
 	@echo "make demo   - set up, then evaluate a demo checkpoint end to end on the embedded default"
@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml | $(PY)
 setup: $(STAMP)
 
 demo: setup
-	$(PY) -m rlinf_bench.demo
+	$(PY) -m eval_runner.demo
 
 # Is this machine ready? Every check with what it measured and the fix (docs/doctor.md). DOCTOR_ARGS: e.g. --for eval.
 DOCTOR_ARGS ?=
@@ -40,6 +40,7 @@ doctor: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache  # import rules in .importlinter
 
 typecheck: setup
 	$(VENV)/bin/mypy
@@ -142,6 +143,19 @@ build-FailureNotifierFunction:
 	$(call lambda_function,failure_notifier)
 build-SlackNotifierFunction:
 	$(call lambda_function,slack_notifier)
+
+# The Jobs' images, pushed and printed by digest for the stack's EvalImage/ProbeImage (docs/deploy.md).
+REGISTRY ?=
+IMAGE_TAG ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+images:
+	@command -v docker >/dev/null || { echo "make images needs Docker (docs/deploy.md lists the commands)"; exit 1; }
+	@test -n "$(REGISTRY)" || { echo "set REGISTRY=<account>.dkr.ecr.<region>.amazonaws.com"; exit 1; }
+	docker build -f docker/Dockerfile.eval -t $(REGISTRY)/rlinf-eval:$(IMAGE_TAG) .
+	docker build -f docker/Dockerfile.probe -t $(REGISTRY)/rlinf-probe:$(IMAGE_TAG) .
+	docker push $(REGISTRY)/rlinf-eval:$(IMAGE_TAG)
+	docker push $(REGISTRY)/rlinf-probe:$(IMAGE_TAG)
+	@echo "EvalImage=$$(docker inspect --format '{{index .RepoDigests 0}}' $(REGISTRY)/rlinf-eval:$(IMAGE_TAG))"
+	@echo "ProbeImage=$$(docker inspect --format '{{index .RepoDigests 0}}' $(REGISTRY)/rlinf-probe:$(IMAGE_TAG))"
 
 # Deployment checks (part of `make test`). aws-sam-cli and checkov each get a venv of their own: aws-sam-cli
 # pins click and pydantic older than .venv's, and checkov's pins conflict with aws-sam-cli's.

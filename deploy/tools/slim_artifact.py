@@ -7,7 +7,8 @@
 - drops ``__pycache__`` folders (the build uses --no-compile; copied sources may carry a local cache),
   ``bin/`` (console scripts with this machine's shebang, useless in Lambda), the test suites that wheels
   ship inside their packages (``<package>/**/tests``: numpy's and matplotlib's alone are 12 MB), and the
-  kubernetes client's asyncio twin ``kubernetes/aio`` (41 MB; the synchronous client never imports it);
+  kubernetes client's asyncio twin ``kubernetes/aio`` (41 MB; the synchronous client never imports it),
+  and files Python never loads: C/Cython sources and headers, type stubs (fontTools and numpy: 9 MB);
 - prints the artifact's size, which docs/performance.md records.
 """
 
@@ -18,6 +19,8 @@ import re
 import shutil
 import sys
 from pathlib import Path
+
+NEVER_LOADED = (".c", ".h", ".pyx", ".pxd", ".pyi")
 
 
 def normalize(name: str) -> str:
@@ -90,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(suite, ignore_errors=True)
     for unused in ("bin", "kubernetes/aio"):
         shutil.rmtree(root / unused, ignore_errors=True)
+    for source in [p for p in root.glob("*/**/*") if p.suffix in NEVER_LOADED and p.is_file()]:
+        source.unlink()
     note = f" (left to the layer: {', '.join(dropped)})" if dropped else ""
     print(f"{root}: {size_mb(root):.1f} MB unzipped{note}")
     return 0

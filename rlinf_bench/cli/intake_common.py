@@ -42,8 +42,10 @@ def state_machine_arn(args: argparse.Namespace) -> str:
     arn = args.state_machine_arn or next((os.environ[n] for n in STATE_MACHINE_ENV if os.environ.get(n)), "")
     if not arn and not args.dry_run:
         raise ConfigError(
-            "no state machine: pass --state-machine-arn or set RLINF_BENCH_STATE_MACHINE_ARN "
-            "(the stack output EvaluationStateMachineArn), or use --dry-run"
+            "no state machine: pass --state-machine-arn or set RLINF_BENCH_STATE_MACHINE_ARN to the SAM stack's "
+            "output EvaluationStateMachineArn (aws cloudformation describe-stacks --stack-name rlinf-bench --query "
+            "\"Stacks[0].Outputs[?OutputKey=='EvaluationStateMachineArn'].OutputValue\" --output text), "
+            "or use --dry-run"
         )
     return arn
 

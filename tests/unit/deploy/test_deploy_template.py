@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -101,7 +102,25 @@ def test_given_the_outputs_then_the_cli_hint_and_the_docs_find_them(template: di
         "SlackWebhookSecretArn",
     ):
         assert name in outputs
-    assert "EvaluationStateMachineArn" in (REPO / "rlinf_bench/cli/intake_common.py").read_text()
+
+
+def test_given_no_state_machine_then_the_cli_names_the_stack_output_and_how_to_read_it(
+    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tomllib
+
+    from rlinf_bench.cli.intake_common import STATE_MACHINE_ENV, state_machine_arn
+    from rlinf_bench.errors import ConfigError
+
+    for name in STATE_MACHINE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError) as err:
+        state_machine_arn(argparse.Namespace(state_machine_arn="", dry_run=False))
+    stack = tomllib.loads((REPO / "samconfig.toml").read_text())["default"]["global"]["parameters"]["stack_name"]
+    named = re.findall(r"OutputKey=='(\w+)'", str(err.value))
+    assert named == ["EvaluationStateMachineArn"]
+    assert set(named) <= set(template["Outputs"])
+    assert f"--stack-name {stack} " in str(err.value)
 
 
 def test_given_results_then_they_live_under_the_buckets_results_prefix_and_expire(template: dict[str, Any]) -> None:
@@ -207,3 +226,38 @@ def test_given_samconfig_then_build_and_deploy_need_no_flags() -> None:
     assert config["deploy"]["parameters"]["capabilities"] == "CAPABILITY_IAM"
     assert config["build"]["parameters"].get("cached", False) is False  # --cached hashes only CodeUri
     assert json.dumps(config)  # plain data
+
+
+def test_given_the_local_lambda_dispatch_then_it_runs_the_folders_the_template_deploys(
+    template: dict[str, Any],
+) -> None:
+    from rlinf_local.lambdas import FUNCTION_FOLDERS
+
+    deployed = {name: fn["Properties"]["CodeUri"] for name, fn in functions(template).items()}
+    assert deployed == {name: f"functions/{folder}" for name, folder in FUNCTION_FOLDERS.items()}
+
+
+def test_given_no_cluster_name_then_cloudformation_refuses_the_stack_before_creating_anything(
+    transformed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import boto3
+    from botocore.exceptions import ClientError
+    from moto import mock_aws
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    given = [{"ParameterKey": k, "ParameterValue": "x"} for k in sorted(REQUIRED - {"ClusterName"})]
+    with mock_aws():
+        cfn = boto3.client("cloudformation")
+        with pytest.raises(ClientError, match="ClusterName"):
+            cfn.create_stack(
+                StackName="rlinf-bench",
+                TemplateBody=json.dumps(transformed),
+                Parameters=given,
+                Capabilities=["CAPABILITY_IAM"],
+            )
+        assert cfn.list_stacks()["StackSummaries"] == []

@@ -38,7 +38,12 @@ def test_given_a_function_build_then_what_the_layer_holds_is_dropped_and_the_res
     fake_dist(tmp_path, "pydantic_core", "2.50.5", {"pydantic_core/__init__.py": "x" * 1000})
     fake_dist(tmp_path, "PyYAML", "6.0.4", {"yaml/__init__.py": "y", "_yaml/__init__.py": "z"})
     fake_dist(tmp_path, "kubernetes", "37.0.1", {"kubernetes/__init__.py": "k", "kubernetes/aio/big.py": "a" * 10})
-    fake_dist(tmp_path, "numpy", "1.26.4", {"numpy/__init__.py": "n", "numpy/core/tests/test_x.py": "t"})
+    fake_dist(
+        tmp_path,
+        "numpy",
+        "1.26.4",
+        {"numpy/__init__.py": "n", "numpy/core/tests/test_x.py": "t", "numpy/core/x.h": "h", "numpy/__init__.pyi": "i"},
+    )
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "kubectl-ish").write_text("#!/local/python")
     layer = tmp_path / "layer.txt"

@@ -1,0 +1,185 @@
+"""events/*.json, the samples for `sam local invoke <Function> -e events/<name>.json`, run through the real
+handlers here (sam local needs Docker): AWS is moto, Kubernetes is the fake API server over HTTP."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from rlinf_local.lambdas import FakeContext, load_app
+from tests.integration.k8s.fake_apiserver import FakeApiServer
+
+REPO = Path(__file__).resolve().parents[3]
+EVENTS = REPO / "events"
+REGION = "us-east-1"
+RESULTS = "s3://rlinf-bench-checkpoints/results"
+
+
+def event(name: str) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads((EVENTS / name).read_text())
+    return result
+
+
+def handler(folder: str, env: dict[str, str]) -> ModuleType:
+    """functions/<folder>/app.py imported with the environment the stack gives it."""
+    base = {"AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION, "POWERTOOLS_SERVICE_NAME": "rlinf-bench"}
+    return load_app(REPO / "functions" / folder / "app.py", f"events_{folder}_{id(env)}", {**base, **env})
+
+
+def invoke(app: ModuleType, name: str, doc: dict[str, Any]) -> Any:
+    return app.lambda_handler(doc, FakeContext(function_name=name))
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(key, value)
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def kubeconfig(tmp_path: Path) -> Iterator[tuple[FakeApiServer, Path]]:
+    with FakeApiServer() as fake:
+        path = tmp_path / "kubeconfig"
+        path.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [{"name": "fake", "cluster": {"server": fake.url}}],
+                    "users": [{"name": "submitter", "user": {"token": "test-token"}}],
+                    "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "submitter"}}],
+                    "current-context": "fake",
+                }
+            )
+        )
+        yield fake, path
+
+
+def test_given_the_planner_event_then_it_plans_one_item_per_run_and_probe() -> None:
+    doc = event("request_planner.json")
+    app = handler("request_planner", {"RESULTS_PREFIX": RESULTS, "NAMESPACE": "rlinf-eval"})
+    planned = invoke(app, "RequestPlannerFunction", doc)
+    runs = doc["request"]["runs"] * len(doc["request"]["suites"])
+    assert len(planned["eval_items"]) == runs
+    assert len(planned["probe_items"]) == len(doc["request"]["probes"])
+    assert all(item["result_uri"].startswith(RESULTS) for item in planned["eval_items"])
+
+
+def test_given_the_submitter_event_then_its_job_reaches_the_cluster_with_token_and_image_digest(
+    kubeconfig: tuple[FakeApiServer, Path],
+) -> None:
+    fake, path = kubeconfig
+    doc = event("job_submitter.json")
+    app = handler("job_submitter", {"COMPUTE": f"kubeconfig:{path}", "NAMESPACE": "rlinf-eval"})
+    result = invoke(app, "JobSubmitterFunction", doc)
+    assert result["created"] is True
+    job = fake.cluster.objects["jobs"][("rlinf-eval", result["job_name"])]
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert "EXAMPLE-TASK-TOKEN" in env.values()
+    assert env["IMAGE_DIGEST"] == doc["request"]["image"].split("@")[1]
+
+
+def test_given_a_wrong_cluster_name_then_the_first_submit_fails_naming_it(aws: None) -> None:
+    app = handler("job_submitter", {"COMPUTE": f"eks:no-such-cluster@{REGION}", "NAMESPACE": "rlinf-eval"})
+    with pytest.raises(Exception, match="no-such-cluster"):
+        invoke(app, "JobSubmitterFunction", event("job_submitter.json"))
+
+
+def test_given_the_failure_events_then_the_notice_goes_out_and_the_silent_job_is_explained(
+    aws: None, kubeconfig: tuple[FakeApiServer, Path]
+) -> None:
+    fake, path = kubeconfig
+    sns, sqs = boto3.client("sns"), boto3.client("sqs")
+    topic = sns.create_topic(Name="rlinf-bench-results")["TopicArn"]
+    inbox = sqs.create_queue(QueueName="inbox")["QueueUrl"]
+    inbox_arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=inbox_arn)
+    env = {"RESULTS_TOPIC_ARN": topic, "COMPUTE": f"kubeconfig:{path}", "NAMESPACE": "rlinf-eval"}
+    app = handler("failure_notifier", env)
+
+    notice = invoke(app, "FailureNotifierFunction", event("failure_notifier-notify.json"))
+    [message] = sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10)["Messages"]
+    assert "libero_11" in json.loads(message["Body"])["Message"]
+    assert notice["message_id"]
+
+    explain = event("failure_notifier-explain_run.json")
+    job = explain["item"]["job_name"]
+    submitter = handler("job_submitter", {"COMPUTE": f"kubeconfig:{path}", "NAMESPACE": "rlinf-eval"})
+    assert invoke(submitter, "JobSubmitterFunction", event("job_submitter.json"))["job_name"] == job
+    oom = {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}
+    killed = {"name": "eval", "image": "x", "imageID": "", "ready": False, "restartCount": 0, "state": oom}
+    fake.cluster.add_pod("rlinf-eval", job, f"{job}-abcde", {"phase": "Failed", "containerStatuses": [killed]})
+    outcome = invoke(app, "FailureNotifierFunction", explain)
+    assert outcome["status"] == "failed"
+    assert outcome["job_reason"] == "OOMKilled"
+
+
+class _Webhook(BaseHTTPRequestHandler):
+    received: list[dict[str, Any]]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append(json.loads(body))
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@pytest.fixture
+def webhook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    received: list[dict[str, Any]] = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("W", (_Webhook,), {"received": received}))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        yield f"http://{host}:{port}/services/T000/B000/XXXX", received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_given_the_stacks_blank_secret_then_slack_is_skipped_and_the_notifier_succeeds(
+    aws: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    # What the stack creates when SlackWebhookSecretArn is empty (template.yaml SlackWebhookSecret).
+    found = re.search(r'SlackWebhookSecret:.*?SecretString: "(.*?)"', (REPO / "template.yaml").read_text(), re.S)
+    assert found
+    blank = found.group(1)
+    arn = boto3.client("secretsmanager").create_secret(Name="slack", SecretString=blank)["ARN"]
+    app = handler("slack_notifier", {"SLACK_WEBHOOK_SECRET_ARN": arn})
+    with caplog.at_level(logging.WARNING):
+        result = invoke(app, "SlackNotifierFunction", event("slack_notifier.json"))
+    assert result == {"posted": 0, "records": 1}
+    assert "Slack not configured" in caplog.text
+
+
+def test_given_a_webhook_in_the_secret_then_the_block_kit_payload_is_posted(
+    aws: None, webhook: tuple[str, list[dict[str, Any]]]
+) -> None:
+    url, received = webhook
+    arn = boto3.client("secretsmanager").create_secret(Name="slack", SecretString=url)["ARN"]
+    app = handler("slack_notifier", {"SLACK_WEBHOOK_SECRET_ARN": arn})
+    assert invoke(app, "SlackNotifierFunction", event("slack_notifier.json")) == {"posted": 1, "records": 1}
+    sent = json.loads(event("slack_notifier.json")["Records"][0]["Sns"]["Message"])["slack"]
+    assert received == [sent]
