@@ -25,3 +25,17 @@ def place_bowl_on_plate(env: LiberoEnv) -> None:
     plate_pos = sim.data.body_xpos[sim.model.body_name2id(plate.root_body)].copy()
     sim.data.set_joint_qpos(bowl.joints[-1], np.concatenate([plate_pos + np.array([0.0, 0.0, 0.03]), [1, 0, 0, 0]]))
     sim.forward()
+
+
+def raise_on_second_step(env: LiberoEnv) -> None:
+    """Make the episode's second policy step raise inside the simulator, as a MuJoCo instability would."""
+    original = env.__dict__.setdefault("_unwrapped_step", env.raw_env.step)
+    calls = {"n": 0}
+
+    def step(action: np.ndarray) -> object:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("MuJoCo simulation became unstable (test hook)")
+        return original(action)
+
+    env.raw_env.step = step

@@ -193,3 +193,85 @@ def test_given_a_suite_missing_then_no_average_and_an_incomplete_suite_makes_it_
     partial = _four_suites(dict(zip(LIBERO4, [0.9] * 4, strict=True)), missing="libero_goal")
     (avg,) = apply_verdicts(partial, [get_baseline("libero/openvla-oft-sft")]).average_verdicts
     assert avg.value == VerdictValue.INCOMPLETE and "libero_goal" in avg.reason
+
+
+# -- protocols ----------------------------------------------------------------------------------------
+def _runs(per_state: list[int], protocol: str, suite: str = "libero_spatial") -> list:
+    return [make_run({t: per_state for t in range(10)}, run_index=i, protocol=protocol, suite=suite) for i in range(3)]
+
+
+def test_given_an_oft_protocol_run_then_an_rlinf_baseline_is_not_comparable_whatever_the_rate() -> None:
+    for per_state in ([0] * 50, [1] * 50):
+        v = verdict(_runs(per_state, "oft"), get_baseline("libero/openvla-oft-rlinf"))
+        assert v.value == VerdictValue.NOT_COMPARABLE
+        assert v.test == "" and v.p_value is None and v.difference is None
+        assert "max steps 220 vs 512" in v.reason and "settle steps 10 vs 15" in v.reason
+        assert "settle gripper -1 vs 0" in v.reason and "--protocol rlinf" in v.reason
+
+
+def test_given_the_rlinf_protocol_but_greedy_decoding_then_still_not_comparable_naming_the_decoding() -> None:
+    runs = _runs([1] * 49 + [0], "rlinf")
+    greedy = [r.model_copy(update={"protocol": r.protocol.model_copy(update={"decoding": "greedy"})}) for r in runs]
+    v = verdict(greedy, get_baseline("libero/openvla-oft-rlinf"))
+    assert v.value == VerdictValue.NOT_COMPARABLE
+    assert v.reason.startswith("measured under another protocol: decoding greedy vs sampling (temperature 1.6)")
+
+
+def test_given_a_baseline_without_a_protocol_then_the_runs_protocol_does_not_matter() -> None:
+    assert verdict(_runs([1] * 46 + [0] * 4, "oft"), custom(92.0)).value == VerdictValue.WITHIN
+
+
+def test_given_an_oft_baseline_then_an_oft_run_is_compared_and_an_rlinf_run_is_not() -> None:
+    from rlinf_bench.protocols import BaselineProtocol
+
+    oft = custom(92.0).model_copy(
+        update={
+            "protocol": BaselineProtocol(
+                name="oft",
+                max_steps={"libero_spatial": 220},
+                settle_steps=10,
+                settle_gripper=-1,
+                decoding="greedy",
+                source="t",
+            )
+        }
+    )
+    assert verdict(_runs([1] * 46 + [0] * 4, "oft"), oft).value == VerdictValue.WITHIN
+    assert verdict(_runs([1] * 46 + [0] * 4, "rlinf"), oft).value == VerdictValue.NOT_COMPARABLE
+
+
+def test_given_oft_runs_of_all_four_suites_then_the_papers_average_is_not_comparable() -> None:
+    runs = [r for s in LIBERO4 for r in _runs([1] * 45 + [0] * 5, "oft", suite=s)]
+    report = apply_verdicts(
+        aggregate_checkpoint([SourcedRun(f"{r.suite}{r.run_index}", r) for r in runs]),
+        [get_baseline("libero/openvla-oft-sft")],
+    )
+    (avg,) = report.average_verdicts
+    assert avg.value == VerdictValue.NOT_COMPARABLE and "libero_10: measured under another protocol" in avg.reason
+    assert {v.value for v in report.verdicts} == {VerdictValue.NOT_COMPARABLE}
+
+
+def test_given_episodes_failed_on_simulator_errors_then_every_verdict_notes_them() -> None:
+    runs = _runs([1] * 48 + [0] * 2, "rlinf")
+    first = runs[0]
+    task0 = first.tasks[0]
+    bad = task0.episodes[0].model_copy(update={"success": False, "error": "SimulatorError: MuJoCo warning"})
+    runs[0] = first.with_tasks(
+        [
+            task0.model_copy(
+                update={
+                    "episodes": [bad, *task0.episodes[1:]],
+                    "successes": task0.successes - 1,
+                    "success_rate": (task0.successes - 1) / 50,
+                }
+            ),
+            *first.tasks[1:],
+        ]
+    )
+    report = apply_verdicts(
+        aggregate_checkpoint([SourcedRun(str(r.run_index), r) for r in runs]),
+        [get_baseline("libero/openvla-oft-rlinf")],
+    )
+    assert report.suites[0].episode_errors == 1
+    (v,) = report.suites[0].verdicts
+    assert "1 episode(s) ended by simulator errors and count as failures" in v.reason
