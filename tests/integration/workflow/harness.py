@@ -205,7 +205,7 @@ class WorkflowStack:
         sns.subscribe(TopicArn=self.topic_arn, Protocol="lambda", Endpoint=arns["slack"])
         definition = ASL.read_text()
         for key in FUNCTIONS:
-            definition = definition.replace("${%s}" % key, arns[key])
+            definition = definition.replace("${" + key + "}", arns[key])
         sfn = boto3.client("stepfunctions", region_name=REGION)
         self.state_machine_arn = sfn.create_state_machine(
             name="evaluate-checkpoint", definition=definition, roleArn=role
