@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from collections.abc import Sequence
+from types import FrameType
 
 from eval_runner.cli import add_arguments, build_run, format_table
+from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.errors import RlinfBenchError
+from rlinf_bench.pipeline.callback import TaskCallback, job_name_from_env, reporting_to_state_machine
 
 __all__ = ["add_robotwin_arguments", "list_tasks", "main", "run_robotwin"]
 
@@ -45,6 +49,10 @@ def list_tasks(suite: str) -> str:
     return "\n".join(lines)
 
 
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def run_robotwin(args: argparse.Namespace) -> int:
     """Run the RoboTwin evaluation ``args`` describes; returns the exit status."""
     from eval_runner.loop import default_output
@@ -53,15 +61,33 @@ def run_robotwin(args: argparse.Namespace) -> int:
     if args.list_tasks:
         print(list_tasks(args.suite or "robotwin"))
         return 0
-    eval_run = build_run(args)
     opts = RoboTwinOptions(
         assets=getattr(args, "assets", None),
         task_config=getattr(args, "task_config", None) or "demo_randomized",
         planner=getattr(args, "planner", None) or "mplib",
         instruction_type=getattr(args, "instruction_type", None) or "unseen",
     )
-    out = eval_run.output_uri or default_output(eval_run)
-    result = evaluate_robotwin(eval_run, out_path=out, opts=opts, command=sys.argv)
+    # Started by the state machine: heartbeats while running, then one callback, as LIBERO Jobs do.
+    with reporting_to_state_machine(TaskCallback.from_env()) as callback:
+        eval_run = build_run(args)
+        out = eval_run.output_uri or default_output(eval_run)
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # a stopped pod writes an incomplete result
+        try:
+            result = evaluate_robotwin(eval_run, out_path=out, opts=opts, command=sys.argv)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        if callback is not None:
+            callback.succeed(
+                JobCallback(
+                    kind="eval",
+                    job_name=job_name_from_env(),
+                    result_uri=out,
+                    headline=f"{result.suite} run {result.run_index}: SR {result.success_rate:.1%} "
+                    f"over {result.episodes} episodes",
+                    suite=result.suite,
+                    run_index=result.run_index,
+                )
+            )
     print(format_table(result))
     print(f"result: {out}")
     return 0
