@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+
+REPO = Path(__file__).resolve().parents[3]
 
 _spec = importlib.util.spec_from_file_location("asl_targets", REPO / "deploy" / "tools" / "asl_targets.py")
 assert _spec and _spec.loader

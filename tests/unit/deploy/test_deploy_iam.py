@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from conftest import REPO
+REPO = Path(__file__).resolve().parents[3]
+
 
 # Actions that have no resource-level permissions: "*" is the only Resource they accept.
 NO_RESOURCE_LEVEL = frozenset(

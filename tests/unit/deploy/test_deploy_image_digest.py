@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
-from conftest import REPO
 
 from rlinf_bench.contracts import EvalRequest
 from rlinf_bench.k8s.jobs import jobs_for_request
 from rlinf_bench.k8s.jobspec import IMAGE_DIGEST_ENV
 from rlinf_bench.provenance import collect_provenance
+
+REPO = Path(__file__).resolve().parents[3]
 
 EVAL_DIGEST = "sha256:" + "1" * 64
 PROBE_DIGEST = "sha256:" + "2" * 64

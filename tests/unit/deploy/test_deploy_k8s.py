@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO
 
 from rlinf_bench.contracts import EvalRequest
 from rlinf_bench.k8s.jobs import jobs_for_request
+
+REPO = Path(__file__).resolve().parents[3]
 
 K8S = REPO / "deploy" / "k8s"
 

@@ -6,14 +6,16 @@ import argparse
 import json
 import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO
 
 from rlinf_bench.intake.handler import RouterSettings
 from rlinf_bench.pipeline.settings import PipelineSettings
+
+REPO = Path(__file__).resolve().parents[3]
 
 REQUIRED = {"ClusterName", "EvalImage", "ProbeImage", "MlflowTrackingUri"}
 DIGEST = "123456789012.dkr.ecr.us-east-1.amazonaws.com/rlinf-eval@sha256:" + "a" * 64

@@ -7,7 +7,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import REPO
+
+REPO = Path(__file__).resolve().parents[3]
 
 TOOLS = REPO / "deploy" / "tools"
 
