@@ -182,6 +182,8 @@ def _run_tasks(
     from eval_runner.robotwin.env import TaskEnv, build_task_args
     from eval_runner.robotwin.policy import load_policy
 
+    if run.workers > 1:
+        log.warning("RoboTwin runs one scene at a time (docs/robotwin.md); workers=%d is not used", run.workers)
     checkpoint = Path(run.checkpoint.uri) if run.checkpoint.uri and Path(run.checkpoint.uri).exists() else None
     policy = load_policy(run.policy, checkpoint)
     for task in tasks:

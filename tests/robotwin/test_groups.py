@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rlinf_bench.baselines import get_baseline
@@ -9,6 +11,7 @@ from rlinf_bench.contracts import RunStatus
 from rlinf_bench.errors import ResultsMismatchError
 from rlinf_bench.reporting.horizon import horizon_markdown
 from rlinf_bench.reporting.markdown import checkpoint_markdown
+from rlinf_bench.robotwin import suite_tasks
 from rlinf_bench.stats import SourcedRun, aggregate_checkpoint
 from rlinf_bench.stats.groups import horizon_rows
 from tests.robotwin.factory import robotwin_run
@@ -124,3 +127,20 @@ def test_given_a_group_suite_then_the_group_baseline_gives_a_suite_verdict_and_a
     )
     # 3 of 4 tasks: no verdict against the group's published number
     assert v.value == VerdictValue.INCOMPLETE and "only 3 of 4 tasks" in v.reason
+
+
+def test_given_robotwin_result_files_when_compared_then_the_cli_prints_the_horizon_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rlinf_bench.cli.main import main
+
+    for suite in ("robotwin_short", "robotwin_medium", "robotwin_long_xl"):
+        for i in range(3):
+            counts = {t: 5 for t in suite_tasks(suite)}
+            (tmp_path / f"{suite}-{i}.json").write_text(robotwin_run(suite, counts, run_index=i).to_json())
+
+    assert main(["compare", *map(str, sorted(tmp_path.glob("*.json"))), "--baseline", "robotwin/rlinf"]) == 0
+
+    out = capsys.readouterr().out
+    assert "## RoboTwin 2.0 by horizon" in out
+    assert "| Long+XL | 4 | 3 | 50.0 ± 0.0 | 46.5 | +3.5 | 69.0 | -19.0 |" in out
