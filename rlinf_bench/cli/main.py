@@ -1,8 +1,10 @@
 """Entry point of ``rlinf-bench``.
 
-Each subcommand lives in its own module under ``rlinf_bench.cli`` (or another package) and exposes
-``register(subparsers)``; registration only builds argparse parsers, so heavy dependencies are
-imported when a command runs, not when the CLI starts.
+Each subcommand lives in its own module and exposes ``register(subparsers)``; registration only
+builds argparse parsers, so heavy dependencies are imported when a command runs, not when the CLI
+starts. The core's commands are listed below. The Job packages (``eval_runner``: evaluate,
+serve-policy; ``infra_probes``: probe) add theirs through the ``rlinf_bench.commands`` entry-point
+group declared in pyproject.toml, so the core never imports them (``make lint`` checks this).
 """
 
 from __future__ import annotations
@@ -11,17 +13,16 @@ import argparse
 import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 from rlinf_bench import __version__
 from rlinf_bench.errors import RlinfBenchError
 
-# Add a line here to add a subcommand. Order is the order in --help.
+# Add a line here to add a core subcommand (another package: an entry point in COMMAND_GROUP).
 COMMAND_MODULES: list[str] = [
     "rlinf_bench.cli.schemas",  # schemas
-    "eval_runner.cli",  # evaluate
-    "eval_runner.policies.serve_cli",  # serve-policy
-    "rlinf_bench.cli.probe",  # probe
     "rlinf_bench.cli.compare",  # compare
     "rlinf_bench.cli.report",  # report
     "rlinf_bench.cli.trigger",  # trigger
@@ -30,6 +31,9 @@ COMMAND_MODULES: list[str] = [
     "rlinf_bench.cli.render_jobs",  # render-jobs
     "rlinf_bench.cli.doctor",  # doctor
 ]
+
+#: Entry-point group through which other installed packages add subcommands: ``name = "module:register"``.
+COMMAND_GROUP = "rlinf_bench.commands"
 
 #: Commands in the order a user meets them (evaluate, compare, report, probe, trigger, backfill); any
 #: other registered command follows in registration order.
@@ -65,9 +69,37 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    for register in plugin_commands():
+        register(sub)
     # argparse lists commands in the order they were added; reorder the listing, not the discovery.
     sub._choices_actions.sort(key=lambda action: flow_rank(action.dest))
     return parser
+
+
+def plugin_commands(group: str = COMMAND_GROUP) -> list[Callable[[Any], None]]:
+    """The ``register`` functions of the commands other packages declare in ``group``, sorted by name.
+
+    A command whose package cannot be imported (an extra not installed) is left out with a warning, so
+    the other commands still work; ``pip install -e .`` after changing the entry points refreshes them.
+    """
+    found: list[Callable[[Any], None]] = []
+    for entry in sorted(entry_points(group=group), key=lambda e: e.name):
+        register = _load(entry)
+        if register is not None:
+            found.append(register)
+    return found
+
+
+def _load(entry: EntryPoint) -> Callable[[Any], None] | None:
+    try:
+        register = entry.load()
+    except ImportError as exc:
+        log.warning("rlinf-bench %s is unavailable: %s cannot be imported (%s)", entry.name, entry.value, exc)
+        return None
+    if not callable(register):
+        log.warning("rlinf-bench %s: entry point %s is not a register(subparsers) function", entry.name, entry.value)
+        return None
+    return register
 
 
 def flow_rank(command: str) -> int:

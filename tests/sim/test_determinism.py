@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from eval_runner.demo_checkpoint import write_demo_checkpoint
 from eval_runner.loop import evaluate
 from eval_runner.policies.base import Policy
 from eval_runner.policies.registry import load_policy
 from rlinf_bench.contracts import RunResult
-from rlinf_bench.demo_checkpoint import write_demo_checkpoint
 from tests.sim.helpers import make_run, settings
 
 pytestmark = pytest.mark.sim

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rlinf_bench.demo_checkpoint import write_demo_checkpoint
+from eval_runner.demo_checkpoint import write_demo_checkpoint
 from tests.policy_fixtures import make_obs
 
 

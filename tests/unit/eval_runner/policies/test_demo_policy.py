@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
+from eval_runner.demo_checkpoint import write_demo_checkpoint
 from eval_runner.policies.demo import DemoPolicy
 from eval_runner.policies.registry import load_policy
-from rlinf_bench.demo_checkpoint import write_demo_checkpoint
 from rlinf_bench.errors import CheckpointError, PolicyError
 
 WEIGHTS = "actor/model_state_dict/full_weights.pt"
@@ -136,7 +136,7 @@ def test_given_truncated_weights_then_error_names_file_and_fix(demo_ckpt: Path) 
     with pytest.raises(CheckpointError) as exc:
         load_policy("builtin:demo", demo_ckpt)
     assert str(weights) in str(exc.value) and "corrupt or truncated" in str(exc.value)
-    assert "python -m rlinf_bench.demo_checkpoint" in str(exc.value)
+    assert "python -m eval_runner.demo_checkpoint" in str(exc.value)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,8 @@
-"""``rlinf-bench probe <probe> ...``: the infrastructure probes (same options as ``python -m infra_probes``)."""
+"""``rlinf-bench probe <probe> ...``: the infrastructure probes (same options as ``python -m infra_probes``).
+
+Registered with the core CLI through the ``rlinf_bench.commands`` entry-point group (pyproject.toml),
+so the core package never imports this one.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import argparse
 from typing import Any
 
 from rlinf_bench.cli.help_format import ExampleFormatter
+from rlinf_bench.contracts import ProbeName
 
 
 def register(sub: Any) -> None:
@@ -14,7 +19,7 @@ def register(sub: Any) -> None:
 
     parser = sub.add_parser(
         "probe",
-        help="run an infrastructure probe (gpu, nccl, storage, checkpoint_io, throughput)",
+        help=f"run an infrastructure probe ({', '.join(ProbeName)})",
         epilog="example: rlinf-bench probe storage --path /fsx/bench --size 4G --json",
         formatter_class=ExampleFormatter,
     )

@@ -11,7 +11,7 @@ process group is needed on a CPU), so anything that reads RLinf checkpoints sees
 ``full_weights.pt`` is written last and atomically (temp file + rename) because its arrival is what
 the completeness check waits for.
 
-Run ``python -m rlinf_bench.demo_checkpoint DIR [--experiment E] [--step N] [--seed S]``.
+Run ``python -m eval_runner.demo_checkpoint DIR [--experiment E] [--step N] [--seed S]``.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def write_demo_checkpoint(root: Path, experiment: str = "demo", global_step: int
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rlinf_bench.demo_checkpoint", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m eval_runner.demo_checkpoint", description=__doc__.split("\n")[0])
     parser.add_argument("root", type=Path, help="log directory; the checkpoint goes to ROOT/EXPERIMENT/checkpoints/…")
     parser.add_argument("--experiment", default="demo")
     parser.add_argument("--step", type=int, default=100, help="global step (directory global_step_<N>)")

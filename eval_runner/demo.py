@@ -1,4 +1,4 @@
-"""``make demo`` (``python -m rlinf_bench.demo``): a small, real evaluation of a checkpoint, end to end.
+"""``make demo`` (``python -m eval_runner.demo``): a small, real evaluation of a checkpoint, end to end.
 
 It writes a small RLinf-layout (FSDP) checkpoint whose weights are the demo policy's parameters, then
 evaluates it on real LIBERO-Spatial: 2 tasks x 2 fixed initial states, a short horizon, 2 worker
@@ -30,9 +30,9 @@ DEMO_POLICY = "builtin:demo?cameras=agentview&resolution=64"
 
 def run_demo(out_dir: Path, *, workers: int = DEMO_WORKERS, progress: bool = True) -> tuple[RunResult, Path]:
     """Write the demo checkpoint under ``out_dir`` and evaluate it; returns the result and its path."""
+    from eval_runner.demo_checkpoint import write_demo_checkpoint
     from eval_runner.loop import evaluate
     from eval_runner.settings import EvalSettings
-    from rlinf_bench.demo_checkpoint import write_demo_checkpoint
 
     ref = write_demo_checkpoint(out_dir / "runs", experiment="demo", global_step=100)
     run = EvalRun(
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from eval_runner.cli import format_table
     from rlinf_bench.errors import RlinfBenchError
 
-    parser = argparse.ArgumentParser(prog="python -m rlinf_bench.demo", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m eval_runner.demo", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("demo-out"), help="where the checkpoint and result go")
     parser.add_argument("--workers", type=int, default=DEMO_WORKERS)
     args = parser.parse_args(argv)
