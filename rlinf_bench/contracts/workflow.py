@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
 from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.request import EvalRequest, EvalRun, ProbeSpec
@@ -71,6 +71,7 @@ class PlanResult(Contract):
 
     request: EvalRequest
     execution: str
+    result_root: str = Field(description="Folder or prefix of this checkpoint and matrix's results and report")
     eval_items: list[WorkItem]
     probe_items: list[WorkItem]
     max_concurrency: int = Field(ge=0)
@@ -116,6 +117,12 @@ class StateError(_Doc):
 
     error: str = Field(default="", alias="Error")
     cause: str = Field(default="", alias="Cause")
+
+    @field_validator("error", "cause", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        # Step Functions sends a null Cause for timeouts and for failures sent without one.
+        return "" if value is None else value
 
 
 class RunFailureInput(_Doc):
@@ -163,6 +170,7 @@ class AggregateInput(_Doc):
 
     request: EvalRequest
     execution: str = ""
+    result_root: str
     outcomes: list[list[RunOutcome]]
 
     def flat(self) -> list[RunOutcome]:
@@ -174,6 +182,7 @@ class AggregateResult(_Doc):
 
     request: EvalRequest
     execution: str = ""
+    result_root: str = ""
     report_uri: str
     headline: str
     complete: bool

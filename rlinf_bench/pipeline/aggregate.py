@@ -18,7 +18,7 @@ from rlinf_bench.contracts import CheckpointReport, ProbeResult, ProbeVerdict, R
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.contracts.workflow import AggregateInput, AggregateResult, OutcomeStatus, RunOutcome
 from rlinf_bench.errors import ContractError, RlinfBenchError, StorageError, TrackingUnavailableError
-from rlinf_bench.pipeline.plan import REFERENCE_BASELINES, result_root
+from rlinf_bench.pipeline.plan import REFERENCE_BASELINES
 from rlinf_bench.reporting.format import headline
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from rlinf_bench.storage import Storage, join
@@ -37,9 +37,9 @@ class AllRunsFailedError(RlinfBenchError):
     """Every eval run of the checkpoint failed: no verdict can be given."""
 
 
-def report_prefix(request: EvalRequest) -> str:
+def report_prefix(result_root: str) -> str:
     """Where the report files of one checkpoint and matrix are stored."""
-    return join(result_root(request), "report")
+    return join(result_root, "report")
 
 
 def failure_line(outcome: RunOutcome) -> str:
@@ -55,23 +55,28 @@ def _failed_run(request: EvalRequest, outcome: RunOutcome, error: str, siblings:
 
     suite = outcome.suite or ""
     sibling = next((r for r in siblings if r.suite == suite), None)
-    selection = next((s for s in request.suites if s.name == suite), None)
-    max_steps = sibling.max_steps if sibling else (selection.max_steps if selection and selection.max_steps else 0)
-    if not max_steps:
-        max_steps = get_suite(suite).max_steps
     run_index = outcome.run_index or 0
+    seed = request.seeds[run_index] if run_index < len(request.seeds) else run_index
+    if sibling is not None:
+        # Same settings as the runs that did finish (protocol, steps, policy): only the outcome differs.
+        stand_in = sibling.model_copy(
+            update={"run_index": run_index, "seed": seed, "status": RunStatus.FAILED, "error": error}
+        )
+        return stand_in.with_tasks([])
+    selection = next((s for s in request.suites if s.name == suite), None)
+    max_steps = selection.max_steps if selection and selection.max_steps else get_suite(suite).max_steps
     return RunResult(
         request_id=request.request_id,
         suite=suite,
         run_index=run_index,
-        seed=request.seeds[run_index] if run_index < len(request.seeds) else run_index,
-        policy=sibling.policy if sibling else request.policy,
+        seed=seed,
+        policy=request.policy,
         checkpoint=request.checkpoint,
         status=RunStatus.FAILED,
         error=error,
-        trials_per_task=sibling.trials_per_task if sibling else request.trials_per_task,
+        trials_per_task=request.trials_per_task,
         max_steps=max_steps,
-        settle_steps=sibling.settle_steps if sibling else 0,
+        settle_steps=0,
     )
 
 
@@ -164,10 +169,11 @@ def aggregate(
     report.probes = probes
     report.infra = infra_checks(probes)
     history, notes = _apply_verdicts(report, request, mlflow, experiment)
-    report_uri = _store_report(report, history, request, storage)
+    report_uri = _store_report(report, history, request, inp.result_root, storage)
     return AggregateResult(
         request=request,
         execution=inp.execution,
+        result_root=inp.result_root,
         report_uri=report_uri,
         headline=headline(report),
         complete=report.complete,
@@ -177,14 +183,18 @@ def aggregate(
 
 
 def _store_report(
-    report: CheckpointReport, history: Sequence[CheckpointReport], request: EvalRequest, storage: Storage
+    report: CheckpointReport,
+    history: Sequence[CheckpointReport],
+    request: EvalRequest,
+    root: str,
+    storage: Storage,
 ) -> str:
     """Write the report JSON, markdown and plot under the results prefix; returns the JSON's URI."""
     from rlinf_bench.baselines import get_baselines
     from rlinf_bench.tracking.publish import write_local_artifacts
 
-    prefix = report_prefix(request)
-    report.links["results"] = result_root(request)
+    prefix = report_prefix(root)
+    report.links["results"] = root
     baselines = get_baselines([b for b in request.baselines if b not in REFERENCE_BASELINES])
     with tempfile.TemporaryDirectory(prefix="rlinf-bench-report-") as tmp:
         files = write_local_artifacts(report, Path(tmp), history=history, baselines=baselines)

@@ -129,3 +129,34 @@ def _describe(exc: BaseException) -> str:
         err = response.get("Error", {})
         return f"{err.get('Code', type(exc).__name__)}: {err.get('Message', '')}"
     return f"{type(exc).__name__}: {exc}"
+
+
+def job_name_from_env(env: Mapping[str, str] = os.environ) -> str:
+    """The Job's own name (the Job builder sets RLINF_BENCH_JOB_NAME)."""
+    return env.get("RLINF_BENCH_JOB_NAME", "")
+
+
+@contextmanager
+def reporting_to_state_machine(
+    callback: TaskCallback | None, *, error_name: str = "JobFailed"
+) -> Iterator[TaskCallback | None]:
+    """Heartbeats while the block runs; an error that escapes it is sent with SendTaskFailure, then re-raised.
+
+    Interruptions (Ctrl-C, SIGTERM) are not reported: Kubernetes retries the pod, whose heartbeats then
+    take over, and a pod that never comes back is caught by the heartbeat timeout.
+    """
+    if callback is None:
+        yield None
+        return
+    with callback.heartbeats():
+        try:
+            yield callback
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:
+            if callback.sent is None:
+                try:
+                    callback.fail(type(exc).__name__ or error_name, str(exc) or error_name)
+                except Exception as send_exc:  # the original error matters more; the timeout catches the rest
+                    log.error("could not report the failure to the state machine: %s", _describe(send_exc))
+            raise

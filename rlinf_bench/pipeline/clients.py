@@ -103,6 +103,10 @@ class PipelineClients:
                 if self.settings.mlflow_credentials_secret_arn:
                     arn = self.settings.mlflow_credentials_secret_arn
                     _apply_mlflow_credentials(read_secret(self.aws("secretsmanager"), arn), arn)
+                # Our bounded retry (rlinf_bench.retry) is the only loop: MLflow's own HTTP retries (7, with
+                # exponential backoff) would keep a Lambda waiting for minutes on a server that is down.
+                os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+                os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
                 from mlflow.tracking import MlflowClient
 
                 self._cache["mlflow"] = MlflowClient(self.settings.mlflow_tracking_uri)

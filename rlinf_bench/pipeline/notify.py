@@ -71,8 +71,8 @@ def explain_run_failure(inp: RunFailureInput, submitter_factory: Callable[[], Su
     if item.job_name:
         job_reason, described = _job_status(submitter_factory, item.job_name, item.namespace, stop=timed_out)
         if timed_out:
-            silent = "no heartbeat" if err.error == "States.HeartbeatTimeout" else "no result in time"
-            cause = f"{silent} from the Job; {described}"
+            # Step Functions (and moto) may report a missed heartbeat as States.Timeout: say both.
+            cause = f"the Job went silent (no heartbeat or result in time); {described}"
     return RunOutcome(
         status=OutcomeStatus.FAILED,
         kind=item.kind,

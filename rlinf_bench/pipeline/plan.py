@@ -71,10 +71,11 @@ def validate_request(request: EvalRequest) -> None:
         raise ConfigError(f"probes: {', '.join(twice)} listed twice; each probe runs once per request")
 
 
-def result_root(request: EvalRequest) -> str:
+def result_root(request: EvalRequest, digest: str) -> str:
     """Where one checkpoint's results for one eval matrix live; attempts share it, so a re-run keeps
-    the runs that finished and redoes only the others."""
-    return join(request.output_prefix, request.request_id, f"m{matrix_digest(request)}")
+    the runs that finished and redoes only the others. ``digest`` is the matrix hash of the request as
+    it was started (before the deployment filled images and prefixes), as in the execution name."""
+    return join(request.output_prefix, request.request_id, f"m{digest}")
 
 
 def _probe_item(request: EvalRequest, probe: ProbeSpec, base: str, root: str, heartbeat_s: int) -> WorkItem:
@@ -94,7 +95,7 @@ def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
     request = resolve_request(inp.request, settings)
     validate_request(request)
     base = inp.execution or execution_name(request)
-    root = result_root(request)
+    root = result_root(request, matrix_digest(inp.request))
     heartbeat_s = request.workflow.heartbeat_s
     eval_items = []
     for run in request.expand():
@@ -114,6 +115,7 @@ def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
     return PlanResult(
         request=request,
         execution=base,
+        result_root=root,
         eval_items=eval_items,
         probe_items=probe_items,
         max_concurrency=request.workflow.max_concurrency,
