@@ -20,7 +20,9 @@ from typing import Any
 
 from rlinf_bench.cli.help_format import ExampleFormatter
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
+from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
+from rlinf_bench.pipeline.callback import TaskCallback, job_name_from_env, reporting_to_state_machine
 from rlinf_bench.storage import Storage, is_s3, parse_s3
 
 log = logging.getLogger("eval_runner")
@@ -75,6 +77,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--worker-threads", type=int, metavar="N", help="compute threads per worker (default: cores // workers)"
     )
+    p.add_argument(
+        "--batch-window-ms",
+        type=float,
+        metavar="MS",
+        default=0.0,
+        help="wait up to MS for more ready observations before a policy call (default 0: call with what is "
+        "ready; a slow policy batches the rows that arrive during its previous call anyway); inf: lockstep",
+    )
+    p.add_argument("--max-batch", type=int, metavar="N", help="at most N observations per policy call")
     p.add_argument(
         "--cache-dir",
         type=Path,
@@ -226,6 +237,8 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         worker_threads=args.worker_threads,
         resume=args.resume,
+        batch_window_ms=args.batch_window_ms,
+        max_batch=args.max_batch,
     )
     # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -233,13 +246,31 @@ def run(args: argparse.Namespace) -> int:
     # Environment checks first: a broken setup fails here in seconds, the fix in the result file.
     from rlinf_bench.doctor.preflight import eval_preflight
 
-    doctor = eval_preflight(eval_run, out=out, cache_dir=args.cache_dir, command=sys.argv, write=not args.resume)
-    try:
-        result = evaluate(
-            eval_run, out_path=out, settings=settings, command=sys.argv, provenance_extra={"doctor": doctor.record()}
-        )
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    # Started by the state machine: heartbeats while running, then one callback (rlinf_bench.pipeline.callback).
+    with reporting_to_state_machine(TaskCallback.from_env()) as callback:
+        doctor = eval_preflight(eval_run, out=out, cache_dir=args.cache_dir, command=sys.argv, write=not args.resume)
+        try:
+            result = evaluate(
+                eval_run,
+                out_path=out,
+                settings=settings,
+                command=sys.argv,
+                provenance_extra={"doctor": doctor.record()},
+            )
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        if callback is not None:
+            callback.succeed(
+                JobCallback(
+                    kind="eval",
+                    job_name=job_name_from_env(),
+                    result_uri=out,
+                    headline=f"{result.suite} run {result.run_index}: SR {result.success_rate:.1%} "
+                    f"over {result.episodes} episodes",
+                    suite=result.suite,
+                    run_index=result.run_index,
+                )
+            )
     print(format_table(result))
     print(f"result: {out}")
     return 0

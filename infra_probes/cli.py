@@ -8,6 +8,7 @@ of a probe Job reads the result, not the log.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import sys
@@ -16,7 +17,9 @@ from typing import Any
 
 from infra_probes.common import now_iso, parse_target, run_probe
 from rlinf_bench.contracts import ProbeName, ProbeResult, ProbeVerdict
+from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.errors import ConfigError, RlinfBenchError, StorageError
+from rlinf_bench.pipeline.callback import TaskCallback, job_name_from_env
 from rlinf_bench.storage import Storage, is_s3, parse_s3
 
 #: One module per probe, named after it (infra_probes.<name>): add_arguments, settings_from_args, measure.
@@ -122,8 +125,10 @@ def run(args: argparse.Namespace) -> int:
     # Environment checks first (recorded in the result): an unreachable MLflow fails in seconds, not after retries.
     from rlinf_bench.doctor.preflight import probe_preflight, with_report
 
+    callback = TaskCallback.from_env()  # set when the state machine started this Job
     doctor, failed = probe_preflight(args.probe, getattr(args, "tracking_uri", None), getattr(args, "experiment", None))
-    result = failed or with_report(execute(args), doctor)
+    with callback.heartbeats() if callback is not None else contextlib.nullcontext():
+        result = failed or with_report(execute(args), doctor)
     if args.probe == "nccl":
         from infra_probes.nccl import is_reporting_rank
 
@@ -136,5 +141,18 @@ def run(args: argparse.Namespace) -> int:
         emit(result, args)
     except RlinfBenchError as exc:
         print(f"infra_probes {args.probe}: error: {exc}", file=sys.stderr)
+        if callback is not None:
+            callback.fail("ProbeResultNotWritten", f"probe {args.probe}: {exc}")
         return 2
+    if callback is not None:
+        # A fail or not_available verdict is still a result: the report shows it against its target.
+        callback.succeed(
+            JobCallback(
+                kind="probe",
+                job_name=job_name_from_env(),
+                result_uri=args.out or "",
+                headline=f"{args.probe}: {result.verdict.value}",
+                probe=args.probe,
+            )
+        )
     return EXIT_CODES[result.verdict]

@@ -22,6 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("checkpoint", metavar="CHECKPOINT_URI", help="s3://bucket/.../global_step_N or a local directory")
     add_intake_options(p)
+    p.add_argument(
+        "--rerun",
+        action="store_true",
+        help="start the next attempt of this checkpoint and eval matrix (after a failed one); finished runs are kept",
+    )
     p.set_defaults(func=run)
 
 
@@ -44,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(request.to_json())
         return 0
-    result = ExecutionStarter(clients("stepfunctions"), arn).start(request)
+    starter = ExecutionStarter(clients("stepfunctions"), arn)
+    result = starter.rerun(request) if args.rerun else starter.start(request)
     if args.json:
         print(json.dumps({**result.to_dict(), "checkpoint": request.checkpoint.model_dump(mode="json")}, indent=2))
     elif result.already_started:

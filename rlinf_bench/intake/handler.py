@@ -31,6 +31,7 @@ from rlinf_bench.errors import CheckpointNotReadyError, ConfigError
 from rlinf_bench.intake.config import IntakeConfig, load_intake_config
 from rlinf_bench.intake.router import Outcome, RecordResult, Router, SqsDeadLetters, StartOnce
 from rlinf_bench.intake.starter import ExecutionStarter, verify_table
+from rlinf_bench.pipeline.naming import matrix_digest
 
 ClientFactory = Callable[[str], Any]  # service name -> boto3 client
 
@@ -87,7 +88,10 @@ def _mark_replayed(response: Any, idempotent_data: DataRecord) -> Any:
 def idempotent_start(
     starter: ExecutionStarter, persistence: DynamoDBPersistenceLayer, config: IdempotencyConfig
 ) -> StartOnce:
-    """Wrap ``starter.start`` in Powertools idempotency keyed on the checkpoint root URI."""
+    """Wrap ``starter.start`` in Powertools idempotency keyed on the checkpoint root URI and the eval matrix.
+
+    A duplicate event for the same checkpoint starts nothing; a changed eval matrix is a new evaluation.
+    """
 
     @idempotent_function(
         data_keyword_argument="checkpoint",
@@ -99,9 +103,8 @@ def idempotent_start(
         return starter.start(EvalRequest.from_json(request_json, source="router request")).to_dict()
 
     def start_once(ref: CheckpointRef, request: EvalRequest) -> dict[str, Any]:
-        result: dict[str, Any] = start_checkpoint(
-            checkpoint=ref.model_dump(mode="json"), request_json=request.to_json()
-        )
+        key = {**ref.model_dump(mode="json"), "matrix": matrix_digest(request)}
+        result: dict[str, Any] = start_checkpoint(checkpoint=key, request_json=request.to_json())
         return result
 
     return start_once
@@ -134,7 +137,7 @@ def build_router(
     if overrides:
         config = config.model_copy(update=overrides)
     idem_config = IdempotencyConfig(
-        event_key_jmespath="uri",
+        event_key_jmespath="[uri, matrix]",
         raise_on_no_idempotency_key=True,
         expires_after_seconds=settings.idempotency_expiry_s,
         use_local_cache=True,

@@ -1,8 +1,9 @@
 """Start one Step Functions execution per checkpoint, named after it.
 
-The execution name is ``request_id_for(checkpoint)``: Step Functions refuses a second execution
-with the same name (``ExecutionAlreadyExists``) for 90 days, which makes the start itself
-idempotent even when every other layer (DynamoDB idempotency, SQS dedup) is bypassed.
+The execution name is ``<request id>-m<matrix hash>-a<attempt>`` (rlinf_bench.pipeline.naming): Step
+Functions refuses a second execution with the same name (``ExecutionAlreadyExists``) for 90 days, which
+makes the start itself idempotent even when every other layer (DynamoDB idempotency, SQS dedup) is
+bypassed. A re-run (:meth:`ExecutionStarter.rerun`) is the next attempt, under a new name.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.errors import ConfigError
+from rlinf_bench.pipeline.naming import execution_name
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class ExecutionStarter:
 
     def start(self, request: EvalRequest) -> StartResult:
         """Start the evaluation of ``request``; an existing execution of that name counts as started."""
-        name = request.request_id
+        name = execution_name(request)
         # Step Functions answers a repeated start of a *running* execution (same name and input) with
         # success, so ask first: that is how a second trigger learns it was a duplicate.
         if self.exists(name):
@@ -63,6 +65,37 @@ class ExecutionStarter:
                 ) from exc
             raise
         return StartResult(name, resp["executionArn"], already_started=False)
+
+    def status(self, name: str) -> str | None:
+        """The status of the execution called ``name`` (RUNNING, SUCCEEDED, FAILED...), None when there is none."""
+        try:
+            desc = self._sfn.describe_execution(executionArn=execution_arn(self.state_machine_arn, name))
+        except Exception as exc:
+            if _error_code(exc) == "ExecutionDoesNotExist":
+                return None
+            raise
+        return str(desc["status"])
+
+    def latest_attempt(self, request: EvalRequest) -> tuple[int, str | None]:
+        """(highest attempt that exists, its status); (0, None) when the checkpoint and matrix never ran."""
+        attempt, status = 0, None
+        while True:
+            found = self.status(execution_name(request, attempt + 1))
+            if found is None:
+                return attempt, status
+            attempt, status = attempt + 1, found
+
+    def rerun(self, request: EvalRequest) -> StartResult:
+        """Start the next attempt of ``request``'s checkpoint and matrix (after a failed or finished one).
+
+        Finished runs are kept: attempts share the result folder and eval Jobs resume from their files.
+        """
+        last, status = self.latest_attempt(request)
+        if status == "RUNNING":
+            raise ConfigError(
+                f"attempt {last} ({execution_name(request, last)}) is still running; wait for it or stop it first"
+            )
+        return self.start(request.model_copy(update={"attempt": last + 1}))
 
     def exists(self, name: str) -> bool:
         """Whether an execution of this name exists (the checkpoint was already evaluated or is running)."""

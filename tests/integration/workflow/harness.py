@@ -63,6 +63,7 @@ class FakeJobs:
     make_result: Callable[[JobBundle], RunResult | ProbeResult]
     behaviour: Behaviour = lambda bundle: SUCCEED
     reason_for_silence: FailureReason = FailureReason.OOM_KILLED
+    duration_s: float = 0.2
     submitted: list[str] = field(default_factory=list)
     statuses: dict[str, JobStatus] = field(default_factory=dict)
     cancelled: list[str] = field(default_factory=list)
@@ -83,7 +84,7 @@ class FakeJobs:
         command = list(bundle.job.spec.template.spec.containers[0].command or [])
         sfn = boto3.client("stepfunctions", region_name=REGION)
         what = self.behaviour(bundle)
-        time.sleep(0.2)
+        time.sleep(self.duration_s)
         if what == SILENT:
             self.statuses[bundle.name] = JobStatus(
                 name=bundle.name,
