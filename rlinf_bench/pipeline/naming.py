@@ -8,11 +8,9 @@ Step Functions allows 80 characters; request ids are at most ~52, so the name al
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 
-from rlinf_bench.contracts.request import EVAL_MATRIX_FIELDS, EvalRequest
+from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.errors import ConfigError
 
 __all__ = ["MAX_EXECUTION_NAME", "execution_name", "matrix_digest", "parse_execution_name"]
@@ -23,9 +21,7 @@ _NAME = re.compile(r"^(?P<request_id>.+)-m(?P<digest>[0-9a-f]{8})-a(?P<attempt>[
 
 def matrix_digest(request: EvalRequest) -> str:
     """8 hex characters over the canonical JSON of the eval matrix (what runs, not which checkpoint)."""
-    matrix = request.model_dump(mode="json", include=set(EVAL_MATRIX_FIELDS))
-    canonical = json.dumps(matrix, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:8]
+    return request.digest()
 
 
 def execution_name(request: EvalRequest, attempt: int | None = None) -> str:

@@ -9,6 +9,7 @@ import pytest
 from rlinf_bench.checkpoints.synthetic import fsdp_objects
 from rlinf_bench.contracts import EvalRequest, request_id_for
 from rlinf_bench.intake.router import Outcome
+from rlinf_bench.pipeline.naming import execution_name
 from tests.integration.intake.conftest import Intake
 from tests.integration.intake.uploads import put_objects
 
@@ -30,7 +31,9 @@ def test_given_a_full_fsdp_export_in_any_order_when_events_flow_then_exactly_one
     assert request.checkpoint.uri == f"s3://{intake.stack.bucket}/{ROOT}"
     assert (request.checkpoint.experiment, request.checkpoint.global_step) == ("openvla-libero10", 100)
     assert request.checkpoint.layout.value == "fsdp_dcp"
-    assert executions[0]["name"] == request_id_for(request.checkpoint) == request.request_id
+    assert request.request_id == request_id_for(request.checkpoint)
+    # <checkpoint id>-m<eval matrix hash>-a<attempt>: the same checkpoint and matrix always get this name.
+    assert executions[0]["name"] == execution_name(request) == f"{request.request_id}-m{request.digest()}-a1"
     assert [s.name for s in request.suites] == ["libero_spatial", "libero_object", "libero_goal", "libero_10"]
     assert (request.runs, request.trials_per_task) == (3, 50)
     # The rule let only the weights file through (a multipart upload emits two events in moto): shard

@@ -164,7 +164,7 @@ def test_given_the_recorded_export_when_replayed_then_executions_dead_letters_an
     assert isinstance(report, dict)
     assert [e["checkpoint"]["global_step"] for e in report["executions"]] == [100, 125]
     for execution in report["executions"]:
-        assert execution["input"]["request_id"] == execution["name"]
+        assert execution["name"].startswith(execution["input"]["request_id"] + "-m")
         assert execution["input"]["checkpoint"] == execution["checkpoint"]
     [dead] = report["dead_letters"]
     assert dead["event"] == '{"truncated": ' and "not valid JSON" in dead["reason"]
