@@ -187,23 +187,19 @@ def _http_mlflow(ctx: DoctorContext, uri: str) -> list[CheckResult]:
     results.append(ctx.ok("mlflow.experiment", f"experiment {ctx.experiment!r} (id {exp_id})"))
     if not ctx.write_test:
         return [*results, ctx.skip("mlflow.write", "not needed here (read only)")]
-    status, body = _call(
-        uri,
-        "/api/2.0/mlflow/runs/create",
-        ctx.timeout_s,
-        {
-            "experiment_id": exp_id,
-            "run_name": "rlinf-bench-doctor",
-            "tags": [{"key": "rlinf_bench.doctor", "value": "1"}],
-        },
-    )
-    if status != 200 or not isinstance(body, dict):
-        results.append(ctx.problem("mlflow.write", f"creating a run answered {status}: {body}", _AUTH_FIX))
-        return results
-    run_id = body["run"]["info"]["run_id"]
+    return [*results, _http_write(ctx, uri, exp_id)]
+
+
+def _http_write(ctx: DoctorContext, uri: str, exp_id: str) -> CheckResult:
+    """Create a tagged run in the experiment, then delete it: proves write access without leaving data."""
+    tags = [{"key": "rlinf_bench.doctor", "value": "1"}]
+    body = {"experiment_id": exp_id, "run_name": "rlinf-bench-doctor", "tags": tags}
+    status, answer = _call(uri, "/api/2.0/mlflow/runs/create", ctx.timeout_s, body)
+    if status != 200 or not isinstance(answer, dict):
+        return ctx.problem("mlflow.write", f"creating a run answered {status}: {answer}", _AUTH_FIX)
+    run_id = answer["run"]["info"]["run_id"]
     _call(uri, "/api/2.0/mlflow/runs/delete", ctx.timeout_s, {"run_id": run_id})
-    results.append(ctx.ok("mlflow.write", f"created and deleted run {run_id} in {ctx.experiment!r}"))
-    return results
+    return ctx.ok("mlflow.write", f"created and deleted run {run_id} in {ctx.experiment!r}")
 
 
 _AUTH_FIX = "set MLFLOW_TRACKING_TOKEN (or MLFLOW_TRACKING_USERNAME/PASSWORD) for an identity with write access"

@@ -3,6 +3,8 @@ store), a websocket policy server, the fake Kubernetes API (RBAC via SelfSubject
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +33,49 @@ def test_given_an_unreachable_mlflow_port_then_mlflow_reachable_fails_with_the_f
     assert check["name"] == "mlflow.reachable" and check["status"] == "fail"
     assert uri in check["measured"] and "unreachable" in check["measured"] and "refused" in check["measured"]
     assert "MLFLOW_TRACKING_URI" in check["fix"]
+
+
+@pytest.fixture(scope="module")
+def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    store = tmp_path_factory.mktemp("mlflow")
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("mlflow_app_server.py")), str(store)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        uri = proc.stdout.readline().strip()
+        assert uri.startswith("http://127.0.0.1:"), "the MLflow app did not start"
+        yield uri
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_given_a_tracking_server_with_the_experiment_then_reachable_experiment_and_write_pass(
+    mlflow_server: str,
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(mlflow_server)
+    exp = client.get_experiment_by_name("RLinf") or client.get_experiment(client.create_experiment("RLinf"))
+
+    checks = by_name(doctor(Target.EVAL, only=["mlflow"], tracking_uri=mlflow_server))
+
+    assert {n: c.status for n, c in checks.items()} == dict.fromkeys(checks, CheckStatus.PASS)
+    assert f"{mlflow_server}/health answered 200" == checks["mlflow.reachable"].measured
+    assert client.search_runs([exp.experiment_id]) == []  # the test run was deleted
+
+
+def test_given_a_tracking_server_without_the_experiment_then_a_warning_says_who_creates_it(
+    mlflow_server: str,
+) -> None:
+    checks = by_name(doctor(Target.EVAL, only=["mlflow"], tracking_uri=mlflow_server, experiment="Nope"))
+    assert checks["mlflow.reachable"].status is CheckStatus.PASS
+    assert checks["mlflow.experiment"].status is CheckStatus.WARN and "--publish" in checks["mlflow.experiment"].fix
+    assert checks["mlflow.write"].status is CheckStatus.SKIP
 
 
 def test_given_a_sqlite_store_with_the_experiment_then_a_test_run_is_written_and_deleted(tmp_path: Path) -> None:
