@@ -88,7 +88,9 @@ def _request_policy(path: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the checks of ``--for`` and print the report; 1 when a check failed."""
     from rlinf_bench.doctor import DoctorContext, Target, run_doctor
+    from rlinf_bench.doctor.runner import check_selectors
 
+    check_selectors(args.only)
     ctx = DoctorContext(
         target=Target(args.target),
         only=args.only,

@@ -64,11 +64,12 @@ class DoctorContext(BaseModel):
     render_timeout_s: float = Field(default=120.0, gt=0, description="Spawned render worker, LIBERO env step")
 
     def wants(self, name: str) -> bool:
-        """True when check ``name`` is selected by ``only`` (a full name or its area)."""
+        """True when check ``name`` is selected by ``only``: its name, its area, or a result it reports
+        (``gpu.nvml`` runs the ``gpu`` check, ``rendering.egl_cuda_map`` the ``rendering.egl`` one)."""
         if not self.only:
             return True
         area = name.split(".", 1)[0]
-        return any(sel in (name, area) for sel in self.only)
+        return any(sel in (name, area) or sel.startswith((name + ".", name + "_")) for sel in self.only)
 
     def required(self, area: str) -> bool:
         return area in REQUIRED[self.target]

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from rlinf_bench.doctor import checks_cloud, checks_env, checks_gpu, checks_libero, checks_remote, checks_render
 from rlinf_bench.doctor.context import AREAS, DoctorContext, timed
 from rlinf_bench.doctor.model import CheckResult, DoctorReport
+from rlinf_bench.errors import ConfigError
 
 Check = Callable[[DoctorContext], CheckResult | list[CheckResult]]
 
@@ -35,6 +36,16 @@ def selected(ctx: DoctorContext) -> list[tuple[str, Check]]:
     """The checks of ``ctx.target`` narrowed by ``ctx.only``."""
     areas = AREAS[ctx.target]
     return [(sel, fn) for sel, fn in CHECKS if sel.split(".", 1)[0] in areas and ctx.wants(sel)]
+
+
+def check_selectors(only: list[str]) -> None:
+    """Raise ConfigError naming the valid choices when an ``--only`` value selects no check at all."""
+    probe = DoctorContext(only=[])
+    for value in only:
+        probe.only = [value]
+        if not any(probe.wants(sel) for sel, _ in CHECKS):
+            choices = sorted({sel.split(".", 1)[0] for sel, _ in CHECKS} | {sel for sel, _ in CHECKS})
+            raise ConfigError(f"--only {value!r} selects no check; use an area or a check: {', '.join(choices)}")
 
 
 def run_doctor(ctx: DoctorContext) -> DoctorReport:

@@ -80,3 +80,13 @@ def test_given_policy_specs_then_the_server_uri_and_the_runners_patience_are_rea
     assert policy_wait("server:ws://h:8000") == 45.5
     assert policy_wait("server:ws://h:8000?retries=0") == 0.0
     assert policy_wait("server:ws://h:8000?retries=2&backoff_s=1") == 3.0
+
+
+def test_given_a_result_name_or_an_unknown_name_for_only_then_its_check_runs_or_the_choices_are_named() -> None:
+    from rlinf_bench.doctor.runner import check_selectors
+    from rlinf_bench.errors import ConfigError
+
+    assert [sel for sel, _ in selected(DoctorContext(target=Target.PROBE, only=["gpu.nvml"]))] == ["gpu"]
+    check_selectors(["gpu.nvml", "rendering", "libero.assets", "rendering.egl_cuda_map", "k8s.rbac"])
+    with pytest.raises(ConfigError, match=r"--only 'gpus' selects no check; use an area or a check: aws, gpu"):
+        check_selectors(["gpus"])
