@@ -126,7 +126,7 @@ def _publish(args: argparse.Namespace, cfg: VerdictConfig) -> CheckpointReport:
     runs = load_runs(args.results)
     from mlflow.tracking import MlflowClient
 
-    from rlinf_bench.tracking import summarize_and_publish
+    from rlinf_bench.pipeline.summarize import summarize_and_publish
 
     out = Path(args.out or Path("reports") / (runs[0].result.request_id or "checkpoint"))
     report = summarize_and_publish(

@@ -1,7 +1,6 @@
 """MLflow publishing and reading back (history for previous/best verdicts and reports)."""
 
 from rlinf_bench.tracking.history import BRIEF_FILTER, load_history, search_checkpoint_runs
-from rlinf_bench.tracking.pipeline import summarize_and_publish
 from rlinf_bench.tracking.publish import (
     DEFAULT_EXPERIMENT,
     LocalArtifacts,
@@ -22,6 +21,5 @@ __all__ = [
     "load_history",
     "publish_checkpoint",
     "search_checkpoint_runs",
-    "summarize_and_publish",
     "write_local_artifacts",
 ]

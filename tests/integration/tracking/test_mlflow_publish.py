@@ -166,7 +166,7 @@ def test_given_the_pipeline_call_then_previous_comes_from_mlflow_and_probes_are_
     store: dict, tmp_path: Path
 ) -> None:
     from rlinf_bench.contracts import Measurement, ProbeResult, ProbeVerdict
-    from rlinf_bench.tracking import summarize_and_publish
+    from rlinf_bench.pipeline.summarize import summarize_and_publish
 
     rng = np.random.default_rng(9)
     runs = heterogeneous_runs(rng, np.full((3, 20), 0.9), ckpt=checkpoint(400))
@@ -240,7 +240,7 @@ def test_given_an_unreachable_server_then_the_pipeline_call_still_writes_the_rep
 ) -> None:
     from mlflow.tracking import MlflowClient
 
-    from rlinf_bench.tracking import summarize_and_publish
+    from rlinf_bench.pipeline.summarize import summarize_and_publish
 
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")

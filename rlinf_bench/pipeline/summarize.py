@@ -1,7 +1,8 @@
-"""The aggregation step of the pipeline in one call: RunResults (+ ProbeResults) of a checkpoint ->
-verdicts against baselines and the MLflow history -> report on disk -> MLflow.
+"""Aggregate and publish in one call, from result files: what `rlinf-bench compare --publish` runs.
 
-This is what the results aggregator/publisher and `rlinf-bench compare --publish` call.
+RunResults (+ ProbeResults) of a checkpoint -> verdicts against baselines and the MLflow history ->
+report on disk -> MLflow. The state machine does the same in two states (aggregate.py, publish.py),
+from the Jobs' outcomes; this is the by-hand path for results already on disk or in S3.
 """
 
 from __future__ import annotations
