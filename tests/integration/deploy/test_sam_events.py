@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -17,18 +18,107 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from rlinf_bench.contracts.workflow import (
+    AggregateInput,
+    FailureNotifyInput,
+    OutcomeStatus,
+    PlanInput,
+    RunFailureInput,
+    RunOutcome,
+    StateError,
+    SubmitInput,
+)
+from rlinf_bench.pipeline.plan import plan
+from rlinf_bench.pipeline.settings import PipelineSettings
 from rlinf_local.lambdas import FakeContext, load_app
 from tests.integration.k8s.fake_apiserver import FakeApiServer
+from tests.unit.stats.runfactory import make_run
 
 REPO = Path(__file__).resolve().parents[3]
 EVENTS = REPO / "events"
 REGION = "us-east-1"
 RESULTS = "s3://rlinf-bench-checkpoints/results"
+BUCKET = "rlinf-bench-checkpoints"
+UPDATE = os.environ.get("RLINF_BENCH_UPDATE_EVENTS") == "1"
 
 
 def event(name: str) -> dict[str, Any]:
     result: dict[str, Any] = json.loads((EVENTS / name).read_text())
     return result
+
+
+def _doc(model: Any) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(model.model_dump_json(by_alias=True, exclude_none=True))
+    return result
+
+
+def derived_events() -> dict[str, dict[str, Any]]:
+    """Every workflow sample, derived from events/request_planner.json (the one kept by hand) through the
+    pipeline's own models, so the samples follow the contracts."""
+    planner = PlanInput.model_validate(event("request_planner.json"))
+    planned = plan(planner, PipelineSettings(results_prefix=RESULTS, namespace="rlinf-eval"))
+    item, request, execution = planned.eval_items[0], planned.request, planned.execution
+    token = "EXAMPLE-TASK-TOKEN"
+    evals = [
+        RunOutcome(
+            status=OutcomeStatus.SUCCEEDED,
+            kind="eval",
+            job_name=i.job_name,
+            result_uri=i.result_uri,
+            suite=i.run.suite if i.run else None,
+            run_index=i.run.run_index if i.run else None,
+        )
+        for i in planned.eval_items
+    ]
+    probes = [  # a probe whose image could not be pulled: reported, never averaged away
+        RunOutcome(
+            status=OutcomeStatus.FAILED,
+            kind="probe",
+            job_name=i.job_name,
+            result_uri=i.result_uri,
+            probe=i.probe.name if i.probe else None,
+            error="ImagePullBackOff",
+            cause="Back-off pulling image",
+            job_reason="ImagePullBackOff",
+        )
+        for i in planned.probe_items
+    ]
+    heartbeat = StateError(Error="States.HeartbeatTimeout", Cause="no heartbeat for 600 s")
+    plan_error = StateError(
+        Error="ConfigError",
+        Cause="suites[0].name: unknown suite 'libero_11'; allowed: libero_spatial, libero_object, libero_goal, "
+        "libero_10, libero_90",
+    )
+    return {
+        "job_submitter.json": _doc(SubmitInput(request=request, execution=execution, item=item, task_token=token))
+        | {"task_token": token},
+        "failure_notifier-explain_run.json": _doc(
+            RunFailureInput(request=request, execution=execution, item=item, error=heartbeat)
+        ),
+        "failure_notifier-notify.json": _doc(
+            FailureNotifyInput(request=request, execution=execution, stage="plan", error=plan_error)
+        ),
+        "results_aggregator.json": _doc(
+            AggregateInput(
+                request=request, execution=execution, result_root=planned.result_root, outcomes=[evals, probes]
+            )
+        ),
+    }
+
+
+def check_sample(name: str, current: dict[str, Any]) -> None:
+    """The committed sample equals what the code produces now (RLINF_BENCH_UPDATE_EVENTS=1 rewrites it)."""
+    path = EVENTS / name
+    if UPDATE:
+        path.write_text(json.dumps(current, indent=2) + "\n")
+    assert path.exists() and json.loads(path.read_text()) == current, (
+        f"events/{name} is out of date with the contracts; review, then regenerate with RLINF_BENCH_UPDATE_EVENTS=1"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(derived_events()))
+def test_given_the_contracts_then_each_sample_is_current(name: str) -> None:
+    check_sample(name, derived_events()[name])
 
 
 def handler(folder: str, env: dict[str, str]) -> ModuleType:
@@ -183,3 +273,39 @@ def test_given_a_webhook_in_the_secret_then_the_block_kit_payload_is_posted(
     assert invoke(app, "SlackNotifierFunction", event("slack_notifier.json")) == {"posted": 1, "records": 1}
     sent = json.loads(event("slack_notifier.json")["Records"][0]["Sns"]["Message"])["slack"]
     assert received == [sent]
+
+
+def test_given_the_aggregator_and_publisher_events_then_a_report_is_stored_and_announced(
+    aws: None, tmp_path: Path
+) -> None:
+    doc = event("results_aggregator.json")
+    request_id = doc["request"]["request_id"]
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    for outcome in doc["outcomes"][0]:  # what each eval Job would have written
+        run = make_run(
+            {0: [True, True], 1: [True, False]},
+            suite=outcome["suite"],
+            run_index=outcome["run_index"],
+            ckpt=AggregateInput.model_validate(doc).request.checkpoint,
+        ).model_copy(update={"request_id": request_id})
+        key = outcome["result_uri"].removeprefix(f"s3://{BUCKET}/")
+        s3.put_object(Bucket=BUCKET, Key=key, Body=run.to_json().encode())
+    sns, sqs = boto3.client("sns"), boto3.client("sqs")
+    topic = sns.create_topic(Name="rlinf-bench-results")["TopicArn"]
+    inbox = sqs.create_queue(QueueName="inbox")["QueueUrl"]
+    inbox_arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=inbox_arn)
+    mlflow_uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {"RESULTS_PREFIX": RESULTS, "MLFLOW_TRACKING_URI": mlflow_uri, "RESULTS_TOPIC_ARN": topic}
+
+    aggregated = invoke(handler("results_aggregator", env), "ResultsAggregatorFunction", doc)
+    check_sample("results_publisher.json", aggregated)  # the publisher's sample is the aggregator's answer
+    assert s3.head_object(Bucket=BUCKET, Key=aggregated["report_uri"].removeprefix(f"s3://{BUCKET}/"))
+    assert any("ImagePullBackOff" in failed for failed in aggregated["failed_runs"])
+
+    published = invoke(handler("results_publisher", env), "ResultsPublisherFunction", event("results_publisher.json"))
+    assert published["mlflow_error"] == ""
+    assert published["mlflow_run_id"]
+    [message] = sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10)["Messages"]
+    assert "ImagePullBackOff" in json.loads(message["Body"])["Message"]
