@@ -309,3 +309,13 @@ def test_given_the_aggregator_and_publisher_events_then_a_report_is_stored_and_a
     assert published["mlflow_run_id"]
     [message] = sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10)["Messages"]
     assert "ImagePullBackOff" in json.loads(message["Body"])["Message"]
+
+
+def test_given_a_secret_that_does_not_exist_then_slack_is_skipped_and_the_notifier_succeeds(
+    aws: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    missing = f"arn:aws:secretsmanager:{REGION}:123456789012:secret:deleted-AbCdEf"
+    app = handler("slack_notifier", {"SLACK_WEBHOOK_SECRET_ARN": missing})
+    with caplog.at_level(logging.WARNING):
+        assert invoke(app, "SlackNotifierFunction", event("slack_notifier.json")) == {"posted": 0, "records": 1}
+    assert "Slack not configured" in caplog.text
