@@ -22,7 +22,7 @@ import boto3
 
 from rlinf_bench.contracts import ProbeResult, ProbeVerdict, RunResult
 from rlinf_bench.contracts.workflow import JobCallback
-from rlinf_bench.errors import JobNotFoundError
+from rlinf_bench.errors import ClusterUnreachableError, JobNotFoundError
 from rlinf_bench.k8s.jobs import JobBundle
 from rlinf_bench.k8s.submitter import FailureReason, JobState, JobStatus, SubmitResult
 from rlinf_bench.pipeline.callback import TOKEN_ENV
@@ -44,7 +44,7 @@ SLACK_FUNCTION = ("rlinf-slack-notifier", "slack_notifier")
 
 # What a fake Job does: write its result and succeed, report a failure, or fall silent.
 Behaviour = Callable[[JobBundle], str]
-SUCCEED, FAIL, SILENT = "succeed", "fail", "silent"
+SUCCEED, FAIL, SILENT, UNREACHABLE = "succeed", "fail", "silent", "unreachable"
 
 
 def _env_of(bundle: JobBundle) -> dict[str, str]:
@@ -70,6 +70,10 @@ class FakeJobs:
     threads: list[threading.Thread] = field(default_factory=list)
 
     def submit(self, bundle: JobBundle) -> SubmitResult:
+        if self.behaviour(bundle) == UNREACHABLE:
+            raise ClusterUnreachableError(
+                f"create Job {bundle.name}: the Kubernetes API at https://eks.example did not answer after 4 attempts"
+            )
         created = bundle.name not in self.submitted
         if created:
             self.submitted.append(bundle.name)

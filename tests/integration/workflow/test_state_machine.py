@@ -27,6 +27,7 @@ from tests.integration.workflow.harness import (
     REGION,
     SILENT,
     SUCCEED,
+    UNREACHABLE,
     FakeJobs,
     WorkflowStack,
     probe_result,
@@ -194,3 +195,34 @@ def test_a_second_checkpoint_is_compared_with_the_first_read_back_from_mlflow(ml
     assert spatial is not None
     previous = [v for v in spatial.verdicts if v.kind == "previous"]
     assert previous and previous[0].reference_label == "global_step 1000" and previous[0].paired
+
+
+def test_an_unreachable_cluster_fails_that_run_with_the_reason() -> None:
+    jobs = FakeJobs(
+        make_result=results_for(100, 0.5),
+        behaviour=lambda b: UNREACHABLE if b.name.endswith("libero-goal-r2") else SUCCEED,
+    )
+    req = request_for(100, probes=())
+    with stack(jobs) as st:
+        desc = st.run(req.to_json(), execution_name(req))
+        assert desc["status"] == "SUCCEEDED", st.emails()
+        report = report_at(json.loads(desc["output"])["report_uri"])
+        emails = st.emails()
+    goal = report.suite("libero_goal")
+    assert goal is not None and not goal.complete
+    assert "ClusterUnreachableError" in emails[0] and "did not answer after 4 attempts" in emails[0]
+
+
+def test_a_failing_slack_webhook_leaves_the_email_and_puts_the_message_in_the_dlq(slack: SlackCatcher) -> None:
+    slack.fail = True
+    jobs = FakeJobs(make_result=results_for(100, 0.5))
+    req = request_for(100, probes=())
+    with stack(jobs, slack_url=slack.url) as st:
+        desc = st.run(req.to_json(), execution_name(req))
+        assert desc["status"] == "SUCCEEDED"
+        emails = st.emails()
+        dlq = boto3.client("sqs", region_name=REGION).receive_message(
+            QueueUrl=st.slack_dlq_url, MessageAttributeNames=["All"]
+        )["Messages"]
+    assert len(emails) == 1 and not slack.received
+    assert len(dlq) == 1 and "Slack webhook failed" in dlq[0]["MessageAttributes"]["ErrorMessage"]["StringValue"]
