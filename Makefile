@@ -49,16 +49,20 @@ schemas: setup
 	$(PY) -m rlinf_bench.cli.main schemas --check
 
 # Headless Chromium for the HTML report's browser tests. A Chromium already here is used (CHROMIUM=PATH, or
-# chromium / chromium-browser / google-chrome on PATH). As root (CI) it is installed from Debian's package, with
-# apt's output shown only when it fails. Without root the browser tests skip, saying how to enable them.
+# chromium / chromium-browser / google-chrome on PATH). As root (CI) Debian's package is installed, apt's
+# output shown only when it fails. Without root, Debian's package is unpacked into CHROMIUM_DIR (apt-get
+# download + dpkg-deb, no root needed) when this machine has its libraries; otherwise the browser tests
+# skip, saying how to enable them.
 CHROMIUM ?=
-export CHROMIUM
+CHROMIUM_DIR ?= $(HOME)/.cache/rlinf-bench/chromium
+export CHROMIUM CHROMIUM_DIR
+SKIP_HINT := the browser tests will be skipped (enable: sudo make browser, or CHROMIUM=/path/to/chromium)
 browser:
-	@found="$(CHROMIUM)"; \
+	@found="$(CHROMIUM)"; unpacked="$(CHROMIUM_DIR)/usr/lib/chromium/chromium"; \
 	for b in chromium chromium-browser google-chrome google-chrome-stable; do \
 	  [ -n "$$found" ] || found=$$(command -v $$b || true); \
 	done; \
-	if [ -n "$$found" ]; then \
+	if [ -n "$$found" ] || [ -x "$$unpacked" ]; then \
 	  :; \
 	elif [ "$$(id -u)" = 0 ]; then \
 	  log=$$(mktemp); \
@@ -68,7 +72,23 @@ browser:
 	    cat "$$log"; rm -f "$$log"; echo "make browser: apt-get install chromium failed (output above)"; exit 1; \
 	  fi; \
 	else \
-	  echo "make browser: no Chromium and not root: the browser tests will be skipped (enable: sudo make browser, or CHROMIUM=/path/to/chromium)"; \
+	  why="no Chromium and not root"; \
+	  if command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then \
+	    tmp=$$(mktemp -d); \
+	    if (cd "$$tmp" && apt-get download chromium chromium-common) >"$$tmp/log" 2>&1; then \
+	      mkdir -p "$(CHROMIUM_DIR)" && for deb in "$$tmp"/*.deb; do dpkg-deb -x "$$deb" "$(CHROMIUM_DIR)"; done; \
+	      missing=$$(ldd "$$unpacked" 2>&1 | awk '/not found/ {printf "%s ", $$1}'); \
+	      if [ -x "$$unpacked" ] && [ -z "$$missing" ]; then \
+	        why=""; echo "make browser: unpacked Debian's chromium without root into $(CHROMIUM_DIR)"; \
+	      else \
+	        rm -rf "$(CHROMIUM_DIR)"; why="Debian's chromium needs libraries this machine lacks ($${missing:-no binary})"; \
+	      fi; \
+	    else \
+	      why="no Chromium, not root, and apt-get download chromium failed ($$(tail -n 1 "$$tmp/log"))"; \
+	    fi; \
+	    rm -rf "$$tmp"; \
+	  fi; \
+	  [ -z "$$why" ] || echo "make browser: $$why: $(SKIP_HINT)"; \
 	fi
 
 test: setup lint typecheck schemas browser check-deploy

@@ -6,6 +6,8 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -96,18 +98,30 @@ def test_given_this_ci_machine_then_doctor_for_local_use_passes_and_every_check_
             assert check["fix"] or check["status"] == "pass", check
 
 
-def _nonroot(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
+#: What `make browser` runs as a user; with apt-get and dpkg-deb it can unpack Debian's chromium without root.
+BASE_TOOLS = ("id", "mktemp", "rm", "cat")
+UNPACK_TOOLS = ("apt-get", "dpkg-deb", "ldd", "awk", "tail", "mkdir", "tar", "xz", "zstd", "gzip", "sh", "bash")
+
+
+@pytest.fixture
+def user_home() -> Iterator[Path]:
+    """A home folder for user nobody that nobody can reach (pytest's own temp folders are root's only)."""
+    home = Path(tempfile.mkdtemp(prefix="rlinf-bench-user-"))
+    home.chmod(0o777)
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _nonroot(home: Path, tools: tuple[str, ...] = BASE_TOOLS) -> tuple[list[str], dict[str, str]]:
     """A command prefix running as user nobody (read-only access to root's files), and a PATH without Chromium."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv to run as another user")
-    home = tmp_path / "home"
     (home / "bin").mkdir(parents=True)
-    for tool in ("id", "mktemp", "rm", "cat"):
+    for tool in tools:
         found = shutil.which(tool)
-        assert found, tool
+        if found is None:
+            pytest.skip(f"{tool} is not installed")
         (home / "bin" / tool).symlink_to(found)
-    for p in (tmp_path, home):
-        p.chmod(0o777)
     prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
     # The project's venv lives under root's home here; read access stands in for a user's own Python.
     prefix += ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
@@ -116,9 +130,9 @@ def _nonroot(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
 
 @pytest.mark.slow
 def test_given_a_non_root_user_without_chromium_then_make_browser_says_in_one_line_how_to_enable(
-    tmp_path: Path,
+    user_home: Path,
 ) -> None:
-    prefix, env = _nonroot(tmp_path)
+    prefix, env = _nonroot(user_home)
     make = shutil.which("make")
     assert make
 
@@ -136,8 +150,8 @@ def test_given_a_non_root_user_without_chromium_then_make_browser_says_in_one_li
 
 
 @pytest.mark.slow
-def test_given_a_non_root_user_without_chromium_then_the_browser_tests_skip_with_the_reason(tmp_path: Path) -> None:
-    prefix, env = _nonroot(tmp_path)
+def test_given_a_non_root_user_without_chromium_then_the_browser_tests_skip_with_the_reason(user_home: Path) -> None:
+    prefix, env = _nonroot(user_home)
     python = str(REPO / ".venv" / "bin" / "python")
     if not Path(python).exists():
         pytest.skip("needs the project's .venv")
@@ -145,7 +159,7 @@ def test_given_a_non_root_user_without_chromium_then_the_browser_tests_skip_with
 
     proc = subprocess.run(
         [*prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()), python, "-m", "pytest", test,
-         "-p", "no:cacheprovider", "-q", "-rs", f"--basetemp={tmp_path / 'pytest'}"],
+         "-p", "no:cacheprovider", "-q", "-rs", f"--basetemp={user_home / 'pytest'}"],
         capture_output=True, text=True, timeout=600, cwd=REPO,
     )  # fmt: skip
 
@@ -153,3 +167,36 @@ def test_given_a_non_root_user_without_chromium_then_the_browser_tests_skip_with
     assert "1 passed, 2 skipped" in proc.stdout
     assert proc.stdout.count("SKIPPED [1]") == 2
     assert "no Chromium on this machine: run `sudo make browser`" in proc.stdout
+
+
+@pytest.mark.slow
+def test_given_a_non_root_user_with_apt_then_make_browser_unpacks_chromium_and_the_browser_tests_run(
+    user_home: Path,
+) -> None:
+    # GIVEN a user without root, without Chromium, but with apt-get and dpkg-deb (Debian, Ubuntu)
+    prefix, env = _nonroot(user_home, BASE_TOOLS + UNPACK_TOOLS)
+    python = str(REPO / ".venv" / "bin" / "python")
+    make = shutil.which("make")
+    if make is None or not Path(python).exists():
+        pytest.skip("needs make and the project's .venv")
+    as_user = [*prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items())]
+
+    # WHEN `make browser` runs, then the browser tests
+    made = subprocess.run(
+        [*as_user, make, "-s", "-C", str(REPO), "browser"], capture_output=True, text=True, timeout=600
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    if "lacks" in made.stdout or "download chromium failed" in made.stdout:
+        pytest.skip(made.stdout.strip())  # a machine without chromium's libraries, or without the registry
+    assert made.stdout.strip() == (
+        f"make browser: unpacked Debian's chromium without root into {env['HOME']}/.cache/rlinf-bench/chromium"
+    )
+    test = "tests/integration/reporting/test_report_in_browser.py"
+    ran = subprocess.run(
+        [*as_user, python, "-m", "pytest", test, "-p", "no:cacheprovider", "-q", f"--basetemp={user_home / 'pytest'}"],
+        capture_output=True, text=True, timeout=600, cwd=REPO,
+    )  # fmt: skip
+
+    # THEN they run with the unpacked Chromium instead of skipping
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    assert "3 passed" in ran.stdout

@@ -14,11 +14,14 @@ ENABLE = "run `sudo make browser` (apt-get install chromium) or set CHROMIUM=/pa
 
 
 def find_chromium() -> str | None:
-    """``$CHROMIUM`` when it is an executable, else the first Chromium on PATH."""
-    explicit = os.environ.get("CHROMIUM", "")
-    if explicit and os.access(explicit, os.X_OK) and Path(explicit).is_file():
-        return explicit
-    return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
+    """``$CHROMIUM`` when it is an executable, else the first Chromium on PATH, else the one `make browser`
+    unpacked without root into ``$CHROMIUM_DIR`` (default ``~/.cache/rlinf-bench/chromium``)."""
+    unpacked_dir = os.environ.get("CHROMIUM_DIR") or str(Path.home() / ".cache" / "rlinf-bench" / "chromium")
+    unpacked = Path(unpacked_dir) / "usr" / "lib" / "chromium" / "chromium"
+    for candidate in (os.environ.get("CHROMIUM", ""), *(shutil.which(n) or "" for n in CHROMIUM_NAMES), str(unpacked)):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 @pytest.fixture(scope="session")
