@@ -205,7 +205,7 @@ class RlinfPolicy(Policy):
         rows = batch_size(obs)
         ids = [str(e) for e in obs["episode_id"]]
         stale = [i for i, e in enumerate(ids) if not self._queues.get(e)]
-        step = self.batch or len(stale)
+        step = self.batch or max(1, len(stale))  # batch=0: all waiting rows in one pass, whatever their count
         for start in range(0, len(stale), step):
             group = stale[start : start + step]
             for row, chunk in zip(group, self._predict(obs, group), strict=True):

@@ -129,6 +129,15 @@ def test_given_chunk_size_8_then_the_model_is_called_once_per_8_steps_of_an_epis
     np.testing.assert_allclose(np.stack(chunk, axis=1), direct.detach().numpy(), rtol=0, atol=1e-6)
 
 
+def test_given_no_padding_then_chunks_are_served_between_calls_and_all_rows_share_one_pass(tmp_path: Path) -> None:
+    config = F.write_run_config(tmp_path / "chunk.yaml", F.chunk_section(8))
+    policy = load_policy(f"rlinf:{config}?{PLUGIN}&batch=0", None)
+    obs = make_obs(20)
+    for _ in range(3):
+        assert policy.act(obs).shape == (20, 7)
+    assert policy.model.calls == 1 and policy.model_rows == 20
+
+
 def test_given_an_episode_that_ends_mid_chunk_then_its_next_episode_starts_with_a_fresh_call(tmp_path: Path) -> None:
     config = F.write_run_config(tmp_path / "chunk.yaml", F.chunk_section(8))
     policy = load_policy(f"rlinf:{config}?{PLUGIN}", None)
@@ -159,6 +168,20 @@ def test_given_a_flow_model_then_starting_noise_is_seeded_per_episode_not_per_ba
     with torch.random.fork_rng():
         torch.manual_seed(999)  # the global RNG does not matter
         np.testing.assert_array_equal(run(), together)
+
+
+def test_given_episode_seeds_in_the_batch_then_the_noise_follows_them(tmp_path: Path) -> None:
+    config = F.write_run_config(tmp_path / "noise.yaml", {**F.chunk_section(4), "model_type": F.NOISE_TYPE})
+    obs = make_obs(2)
+
+    def run(seeds: list[int]) -> np.ndarray:
+        policy = load_policy(f"rlinf:{config}?{PLUGIN}", None)
+        policy.model.proj.load_state_dict({"weight": torch.zeros(7, 8), "bias": torch.zeros(7)})
+        return policy.act({**obs, "episode_seed": seeds})
+
+    first, other = run([11, 12]), run([11, 13])
+    np.testing.assert_array_equal(first[0], other[0])
+    assert not np.allclose(first[1], other[1])
 
 
 def test_given_weights_missing_a_key_then_a_checkpoint_error_names_the_key_and_the_file(tmp_path: Path) -> None:
