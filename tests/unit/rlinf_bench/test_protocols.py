@@ -59,3 +59,16 @@ def test_protocol_differences_name_every_setting_that_differs() -> None:
     assert protocol_differences(same, baseline, "libero_goal") == []
     # A suite the baseline publishes no steps for is not held against the run.
     assert protocol_differences(same.model_copy(update={"max_steps": 9}), baseline, "libero_10") == []
+
+
+def test_a_requests_protocol_and_error_policy_reach_every_eval_run_and_the_intake_has_them() -> None:
+    from rlinf_bench.contracts import CheckpointRef, EvalRequest
+    from rlinf_bench.intake.config import IntakeConfig
+
+    ckpt = CheckpointRef(uri="s3://b/exp/checkpoints/global_step_1", experiment="exp", global_step=1)
+    request = EvalRequest(checkpoint=ckpt, protocol="rlinf", on_episode_error="fail-episode")
+    runs = request.expand()
+    assert runs and all((r.protocol, r.on_episode_error) == ("rlinf", "fail-episode") for r in runs)
+    assert EvalRequest(checkpoint=ckpt).protocol == "oft"  # the default profile is OpenVLA-OFT's
+    assert IntakeConfig(protocol="rlinf").request_for(ckpt).protocol == "rlinf"
+    assert request.digest() != EvalRequest(checkpoint=ckpt).digest()  # a different protocol is another matrix
