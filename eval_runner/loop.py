@@ -27,7 +27,7 @@ from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerConfig, WorkerHandle, close_all
 from rlinf_bench.contracts import EvalRun, RunResult, RunStatus
-from rlinf_bench.errors import ConfigError, RlinfBenchError
+from rlinf_bench.errors import ConfigError, PolicyServerUnreachableError, RlinfBenchError
 from rlinf_bench.provenance import collect_provenance, cpu_count
 from rlinf_bench.suites import get_suite, resolve_task_ids
 
@@ -103,6 +103,11 @@ def evaluate(
         _final_write(
             writer, builder, previous, RunStatus.INCOMPLETE, "interrupted (SIGINT/SIGTERM); re-run to complete it"
         )
+        raise
+    except PolicyServerUnreachableError as exc:
+        # The episodes so far are sound; only the policy went away. Keep them so --resume finishes the run.
+        message = f"{type(exc).__name__}: {exc}; the finished episodes are kept: re-run with --resume"
+        _final_write(writer, builder, previous, RunStatus.INCOMPLETE, message)
         raise
     except RlinfBenchError as exc:
         _final_write(writer, builder, previous, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")

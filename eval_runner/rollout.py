@@ -1,11 +1,12 @@
-"""The vectorized rollout: N worker processes step their episodes in lockstep, one policy call per vector step.
+"""The rollout: N worker processes step their episodes; the policy is called with whatever rows are ready.
 
-Each vector step gathers the observation of every episode that is waiting for an action, calls the
-policy *once* with that batch, and sends each worker its row. A worker whose episode ended (LIBERO's
-success, or the horizon) immediately gets the next episode; its reset and settle overlap with the
-other workers' steps, and its first observation joins the next batch it is ready for. Episodes do
-not influence each other, so for a policy whose rows are independent the outcome of an episode does
-not depend on batching or scheduling.
+A worker that sent its observation waits only for the policy call its row is in, never for the other
+workers: a batch is formed from the observations ready when the policy is free (see
+:mod:`eval_runner.batching` for when exactly), the call runs on a background thread while the other
+workers keep stepping, and each worker in the batch gets its row's action. A worker whose episode
+ended (LIBERO's success, or the horizon) immediately gets the next episode; its reset and settle
+overlap with the other workers' steps. Episodes do not influence each other, so for a policy whose
+rows are independent the outcome of an episode depends neither on batching nor on the worker count.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from eval_runner.batching import BatchPolicy, CallResult, PolicyCaller, SteppingClock
 from eval_runner.policies.base import ACTION_DIM, Policy
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
@@ -27,7 +29,7 @@ from eval_runner.scheduler import EpisodeTask, Scheduler
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerDied, WorkerHandle
 from rlinf_bench.contracts import EpisodeResult, RunResult, RunStatus
-from rlinf_bench.errors import PolicyError, RlinfBenchError, SimulatorError, WorkerCrashError
+from rlinf_bench.errors import PolicyError, RenderingError, RlinfBenchError, SimulatorError, WorkerCrashError
 
 log = logging.getLogger(__name__)
 
@@ -62,25 +64,27 @@ class Rollout:
         self.max_steps = builder.max_steps
         self.settle_steps = builder.settle_steps
         self.total = progress.total  # all episodes of the run, including any resumed ones
-        self._obs: dict[int, dict[str, Any]] = {}  # worker index -> observation waiting for an action
+        self.batching = BatchPolicy(window_s=settings.batch_window_ms / 1000.0, max_batch=settings.max_batch)
+        self._obs: dict[int, tuple[dict[str, Any], float]] = {}  # worker index -> (observation, ready since)
         self._new: list[str] = []  # episode ids that started since the last policy call
-        # Steady-state timing: a cycle (policy call to policy call) in which every worker stepped and no
-        # episode started or ended measures pure parallel stepping; resets and scene builds are not in it.
-        self._last_act: float | None = None
-        self._last_rows = 0
-        self._cycle_clean = False
-        self._cycle_sim_max = 0.0  # slowest worker's own step time in the current cycle
+        self._caller: PolicyCaller | None = None
+        # Steady state: the workers' stepping phases (resets and scene builds excluded), see SteppingClock.
+        self._steady = SteppingClock(len(workers))
 
     # -- main loop -------------------------------------------------------------------------------
     def run(self) -> None:
         """Run until every episode finished; raises on a policy error or a crash loop."""
-        while True:
-            self._assign_idle_workers()
-            if not any(w.pending for w in self.workers) and not self._obs:
-                return
-            self._gather()
-            if self._obs:
-                self._act()
+        self._caller = PolicyCaller(self.policy)
+        try:
+            while True:
+                self._assign_idle_workers()
+                self._maybe_act()
+                if not self._caller.busy and not self._obs and not any(w.pending for w in self.workers):
+                    return
+                self._wait_and_receive()
+        finally:
+            self._caller.close()
+            self._record_steady()
 
     def _assign_idle_workers(self) -> None:
         for w in self.workers:
@@ -101,27 +105,33 @@ class Rollout:
         except WorkerDied as exc:
             self._crashed(w, str(exc))
 
-    def _gather(self) -> None:
-        """Wait for every stepping worker; take starting workers that are ready (block for one if none step)."""
-        while True:
-            stepping = [w for w in self.workers if w.pending == "step"]
-            starting = [w for w in self.workers if w.pending == "start"]
-            if not stepping and (self._obs or not starting):
-                return
-            now = time.monotonic()
-            expired = [w for w in stepping + starting if now - w.sent_at > self._limit(w)]
-            for w in expired:
-                what = "a scene build/reset" if w.pending == "start" else "a step"
-                self._crashed(w, f"worker {w.index} did not answer {what} within {self._limit(w):.0f} s", kill=True)
-            if expired:
-                continue
-            pending = stepping + starting
-            block = bool(stepping) or not self._obs
-            timeout = min(w.sent_at + self._limit(w) - now for w in pending) if block else 0.0
-            conns = {w.conn: w for w in pending if w.conn is not None}
-            ready = wait(list(conns), timeout=max(0.0, timeout))
-            for conn in ready:
-                self._receive(conns[conn])  # type: ignore[index]
+    def _wait_and_receive(self) -> None:
+        """Block until a worker answers, the policy call returns, a batch window closes, or a reply is overdue."""
+        now = time.monotonic()
+        waiting = [w for w in self.workers if w.pending in ("start", "step")]
+        expired = [w for w in waiting if now - w.sent_at > self._limit(w)]
+        for w in expired:
+            what = "a scene build/reset" if w.pending == "start" else "a step"
+            self._crashed(w, f"worker {w.index} did not answer {what} within {self._limit(w):.0f} s", kill=True)
+        if expired:
+            return
+        timeouts = [w.sent_at + self._limit(w) - now for w in waiting]
+        if self._obs and self._caller is not None and not self._caller.busy:
+            oldest = min(t for _, t in self._obs.values())
+            timeouts.append(self.batching.wait_s(oldest, time.perf_counter()))
+        conns: dict[Any, WorkerHandle | None] = {w.conn: w for w in waiting if w.conn is not None}
+        if self._caller is not None and self._caller.busy:
+            conns[self._caller.wake] = None
+        if not conns:
+            return
+        timeout = min(timeouts) if timeouts else None
+        ready = wait(list(conns), timeout=None if timeout is None or timeout == float("inf") else max(0.0, timeout))
+        for conn in ready:
+            handle = conns[conn]
+            if handle is None:
+                self._complete_call()
+            else:
+                self._receive(handle)
 
     def _limit(self, w: WorkerHandle) -> float:
         if w.pending == "start":
@@ -136,6 +146,9 @@ class Rollout:
         except WorkerDied as exc:
             self._crashed(w, str(exc))
             return
+        except RenderingError as exc:
+            self._rendering_failed(w, exc)
+            return
         except SimulatorError as exc:
             if was != "step" or not self._fail_episode(w, exc):
                 raise
@@ -149,63 +162,85 @@ class Rollout:
             self.scheduler.record_reset(w.episode, info.get("rng_after_reset"))
             w.loaded_task = w.episode.task_id
             self._new.append(w.episode.episode_id)
-            self._cycle_clean = False
-            self._obs[w.index] = obs
+            now = time.perf_counter()
+            self._obs[w.index] = (obs, now)
+            self._steady.begin(w.index, now)
             return
         w.steps += 1
         c.env_steps += 1
-        self._cycle_sim_max = max(self._cycle_sim_max, float(info.get("sim_s", 0.0)))
+        self._steady.step(w.index, float(info.get("sim_s", 0.0)))
         if info.get("done") or w.steps >= self.max_steps:
+            self._steady.end(w.index, time.perf_counter())
             self._finish(w, success=bool(info.get("done")))
-            self._assign(w)  # right away, not after this vector step
+            self._assign(w)  # right away, not after the next policy call
         else:
-            self._obs[w.index] = obs
+            self._obs[w.index] = (obs, time.perf_counter())
+
+    def _record_steady(self) -> None:
+        # RunCounters' steady figures: env steps/s and the share of worker time not spent in env.step.
+        c, s = self.builder.counters, self._steady
+        # As wall time of N workers in parallel: steps / (summed phase time / N) = the workers' rates summed.
+        c.steady_cycles += c.policy_calls
+        c.steady_s += s.seconds / max(1, s.workers)
+        c.steady_rows += s.steps
+        c.steady_sim_s += s.sim_s / max(1, s.workers)
 
     # -- policy ----------------------------------------------------------------------------------
-    def _act(self) -> None:
+    def _maybe_act(self) -> None:
+        """Send the ready rows to the policy if it is free and the batch is due."""
+        caller = self._caller
+        if caller is None or caller.busy or not self._obs:
+            return
         now = time.perf_counter()
+        oldest = min(t for _, t in self._obs.values())
+        more_coming = any(w.pending == "step" for w in self.workers)
+        if not self.batching.due(len(self._obs), oldest, more_coming, now):
+            return
+        order = sorted(self._obs, key=lambda i: self._obs[i][1])[: self.batching.max_batch]
+        rows = [self._obs.pop(i)[0] for i in order]
+        workers = [self.workers[i] for i in order]
+        episodes = [w.episode for w in workers if w.episode is not None]
+        batch = stack_observations(
+            rows, [self.language[ep.task_id] for ep in episodes], [ep.episode_id for ep in episodes]
+        )
+        for w in workers:
+            w.pending = "policy"
         c = self.builder.counters
         if c.first_act_at == 0.0:
             c.first_act_at = now
-        if self._last_act is not None and self._cycle_clean and self._last_rows == len(self.workers):
-            c.steady_cycles += 1
-            c.steady_s += now - self._last_act
-            c.steady_rows += self._last_rows
-            c.steady_sim_s += self._cycle_sim_max
-        self._cycle_sim_max = 0.0
-        order = sorted(self._obs)
-        rows = [self._obs.pop(i) for i in order]
-        workers = [self.workers[i] for i in order]
-        episodes = [w.episode for w in workers]
-        batch = stack_observations(
-            rows,
-            [self.language[ep.task_id] for ep in episodes if ep is not None],
-            [ep.episode_id for ep in episodes if ep is not None],
-        )
-        t0 = time.perf_counter()
-        try:
-            if self._new:
-                self.policy.reset(self._new)
-                self._new = []
-            raw_actions = self.policy.act(batch)
-        except RlinfBenchError:
-            raise
-        except Exception as exc:  # a bug in user policy code: fail the run, naming the policy
-            raise PolicyError(
-                f"policy {self.builder.run.policy!r} raised {type(exc).__name__} on a batch of {len(rows)}: {exc}"
-            ) from exc
-        actions = check_actions(raw_actions, len(rows))
-        c.policy_s += time.perf_counter() - t0
+        caller.submit(list(zip(workers, episodes, strict=True)), self._new, batch, len(rows))
+        self._new = []
+
+    def _complete_call(self) -> None:
+        """Hand each row's action to its worker (one whose episode changed meanwhile is skipped)."""
+        assert self._caller is not None
+        done = self._caller.collect()
+        if done is None:
+            return
+        actions = self._check_call(done)
+        c = self.builder.counters
+        c.policy_s += done.elapsed_s
         c.policy_calls += 1
         c.vector_steps += 1
-        c.batch_rows += len(rows)
-        self._last_act, self._last_rows, self._cycle_clean = now, len(rows), True
-        for w, action in zip(workers, actions, strict=True):
+        c.batch_rows += done.rows
+        for (w, ep), action in zip(done.tag, actions, strict=True):
+            if w.episode is not ep or w.pending != "policy":
+                continue  # its worker crashed and was restarted while the policy ran
             try:
                 w.send(("step", action))
                 w.pending = "step"
             except WorkerDied as exc:
                 self._crashed(w, str(exc))
+
+    def _check_call(self, done: CallResult) -> np.ndarray:
+        exc = done.error
+        if isinstance(exc, RlinfBenchError):
+            raise exc
+        if exc is not None:  # a bug in user policy code: fail the run, naming the policy
+            raise PolicyError(
+                f"policy {self.builder.run.policy!r} raised {type(exc).__name__} on a batch of {done.rows}: {exc}"
+            ) from exc
+        return check_actions(done.actions, done.rows)
 
     # -- episode end and crashes -----------------------------------------------------------------
     def _fail_episode(self, w: WorkerHandle, exc: SimulatorError) -> bool:
@@ -235,7 +270,6 @@ class Rollout:
             error=error,
         )
         self.builder.add(ep.task_id, result)
-        self._cycle_clean = False
         self.builder.counters.last_finish_at = time.perf_counter()
         w.episode = None
         log.info(
@@ -283,6 +317,7 @@ class Rollout:
         """Restart a dead (or hung) worker and re-queue its episode from scratch, within the retry budget."""
         ep = w.episode
         self._obs.pop(w.index, None)
+        self._steady.discard(w.index)
         if kill:
             w.kill()
         w.restart()
@@ -300,6 +335,31 @@ class Rollout:
             )
         log.warning("%s during %s; re-running it from scratch (retry %d)", reason, ep.episode_id, nxt.attempt)
         self.scheduler.requeue_front(nxt)
+
+    def _rendering_failed(self, w: WorkerHandle, exc: RenderingError) -> None:
+        """An EGL/OpenGL failure in a worker: restart it once; a second failure ends the run (never a hang).
+
+        A rendering context that cannot be created does not come back by re-running the episode, so it
+        has its own budget (one restart per worker) apart from the crash retries, and the episode is not
+        charged an attempt.
+        """
+        ep = w.episode
+        self._obs.pop(w.index, None)
+        self._steady.discard(w.index)
+        if w.render_failures >= 1:
+            raise RenderingError(
+                f"worker {w.index} failed to render again after a restart: {exc}. Check that the GPU's EGL "
+                "driver is visible in the container (libEGL_nvidia, __EGL_VENDOR_LIBRARY_FILENAMES), that "
+                "MUJOCO_EGL_DEVICE_ID names an existing EGL device, and that the GPU has memory left (lower --workers)"
+            ) from exc
+        w.render_failures += 1
+        w.restart()
+        self.builder.counters.worker_restarts += 1
+        log.warning("worker %d: %s; restarted it once", w.index, exc)
+        if ep is not None:
+            if ep.episode_id in self._new:
+                self._new.remove(ep.episode_id)
+            self.scheduler.requeue_front(ep)
 
 
 def stack_observations(rows: list[dict[str, Any]], language: list[str], episode_ids: list[str]) -> dict[str, Any]:

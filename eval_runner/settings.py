@@ -13,7 +13,8 @@ class FaultInjection(BaseModel):
     """TEST-ONLY: make the worker running (task_id, init_state) fail at policy step ``at_step``.
 
     ``mode="exit"`` dies with ``os._exit`` (like a segfault or an OOM kill); ``mode="hang"`` stops
-    answering (like a deadlocked renderer), which the runner detects with ``step_timeout_s``.
+    answering (like a deadlocked renderer), which the runner detects with ``step_timeout_s``;
+    ``mode="egl"`` fails to create the rendering context when the episode starts (``at_step`` unused).
     With ``marker_file`` set the fault happens once: the worker creates the file first and never fails
     again while it exists (so the re-run succeeds). Without it the worker fails every time, which
     exercises the retry budget. Never set this in production requests.
@@ -26,7 +27,7 @@ class FaultInjection(BaseModel):
     at_step: int = Field(default=1, ge=0)
     marker_file: Path | None = None
     exit_code: int = 17
-    mode: Literal["exit", "hang"] = "exit"
+    mode: Literal["exit", "hang", "egl"] = "exit"
 
 
 class EvalSettings(BaseModel):
@@ -47,6 +48,13 @@ class EvalSettings(BaseModel):
     worker_threads: int | None = Field(
         default=None, ge=1, description="Compute threads per worker; None: usable cores // workers"
     )
+    batch_window_ms: float = Field(
+        default=0.0,
+        ge=0,
+        description="Wait this long after the first ready observation for more rows before calling the policy "
+        "(it is never called with fewer rows than are ready when it is free); inf: lockstep, for comparison",
+    )
+    max_batch: int | None = Field(default=None, ge=1, description="At most this many rows per policy call")
     step_timeout_s: float = Field(default=300.0, gt=0, description="A worker silent this long on a step is hung")
     start_timeout_s: float = Field(
         default=900.0, gt=0, description="A worker silent this long building a scene / resetting is hung"

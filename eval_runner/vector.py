@@ -20,6 +20,7 @@ import multiprocessing as mp
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -80,6 +81,7 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:  # pragma: no c
 def _serve(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - runs in the child
     from eval_runner.libero_setup import configure_libero
 
+    egl_device = egl_device_description()
     if os.environ.get("MUJOCO_EGL_DEVICE_ID"):
         # The parent already mapped the GPU to its EGL index. robosuite insists that this index also
         # appear in CUDA_VISIBLE_DEVICES; workers use no CUDA, so hide it rather than fight the check.
@@ -102,9 +104,12 @@ def _serve(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover 
                 reply = state.handle(msg)
             except errors.RlinfBenchError as exc:
                 reply = ("error", type(exc).__name__, str(exc))
-            except Exception as exc:  # a simulator bug: report it with its type, the parent fails the run
+            except Exception as exc:
                 log.exception("worker error")
-                reply = ("error", "SimulatorError", f"{type(exc).__name__} in the LIBERO worker: {exc}")
+                if is_rendering_failure(exc):  # the parent restarts us once, then fails the run naming the device
+                    reply = ("error", "RenderingError", describe_rendering_failure(exc, egl_device))
+                else:  # a simulator bug: report it with its type, the parent fails the run
+                    reply = ("error", "SimulatorError", f"{type(exc).__name__} in the LIBERO worker: {exc}")
             conn.send(reply)
     finally:
         state.close()
@@ -142,6 +147,11 @@ class _WorkerState:  # pragma: no cover - runs in the child
 
         setup_s = 0.0
         want_video = episode.record_video
+        fault = self.config.fault
+        if fault is not None and fault.mode == "egl" and self._should_crash(fault, episode, at_start=True):
+            if fault.marker_file is not None:
+                fault.marker_file.write_text(f"egl pid {os.getpid()}\n")
+            raise RuntimeError("eglInitialize failed: EGL_NOT_INITIALIZED (fault injection)")
         if self.env is None or self.task_id != episode.task_id or (want_video and VIDEO_CAMERA not in self.env.cameras):
             self.close()
             self.env = LiberoEnv(
@@ -183,8 +193,10 @@ class _WorkerState:  # pragma: no cover - runs in the child
             self.frames.append(self.env.video_frame())
         return ("obs", obs, {"done": done, "sim_s": time.perf_counter() - t0})
 
-    def _should_crash(self, fault: FaultInjection, ep: EpisodeTask) -> bool:
-        if (ep.task_id, ep.init_state) != (fault.task_id, fault.init_state) or self.steps < fault.at_step:
+    def _should_crash(self, fault: FaultInjection, ep: EpisodeTask, *, at_start: bool = False) -> bool:
+        if (ep.task_id, ep.init_state) != (fault.task_id, fault.init_state):
+            return False
+        if at_start != (fault.mode == "egl") or (not at_start and self.steps < fault.at_step):
             return False
         return fault.marker_file is None or not fault.marker_file.exists()
 
@@ -205,14 +217,21 @@ class _WorkerState:  # pragma: no cover - runs in the child
 class WorkerHandle:
     """The parent's side of one worker process."""
 
-    def __init__(self, index: int, config: WorkerConfig, start_method: str = "spawn") -> None:
+    def __init__(
+        self,
+        index: int,
+        config: WorkerConfig,
+        start_method: str = "spawn",
+        target: Callable[[Connection, WorkerConfig], None] | None = None,
+    ) -> None:
         self.index = index
         self.config = config
+        self._target = target or worker_main  # tests pass a stand-in simulator
         self._ctx: Any = mp.get_context(start_method)
         self.process: Any = None
         self.conn: Connection | None = None
         self.episode: EpisodeTask | None = None  # what this worker is running
-        self.pending: str | None = None  # "start" or "step" while a reply is outstanding
+        self.pending: str | None = None  # "start"/"step": a reply is outstanding; "policy": its row is in a call
         self.steps = 0
         self.started_at = 0.0
         self.sent_at = 0.0  # monotonic time of the last request (for reply timeouts)
@@ -220,12 +239,13 @@ class WorkerHandle:
         self.retry_count = 0
         self.loaded_task: int | None = None
         self.restarts = 0
+        self.render_failures = 0  # EGL/OpenGL failures; survives restarts (one restart is allowed)
         self.spawn()
 
     def spawn(self) -> None:
         parent, child = self._ctx.Pipe(duplex=True)
         self.process = self._ctx.Process(
-            target=worker_main, args=(child, self.config), name=f"libero-worker-{self.index}", daemon=True
+            target=self._target, args=(child, self.config), name=f"libero-worker-{self.index}", daemon=True
         )
         self.process.start()
         child.close()
@@ -311,6 +331,37 @@ def close_all(workers: list[WorkerHandle], timeout: float = 10.0) -> None:
         if w.process is not None:
             w.process.join(timeout=max(0.1, deadline - time.monotonic()))
         w.kill()
+
+
+def egl_device_description() -> str:
+    """Which GPU a worker renders on, for error messages (read before the worker hides CUDA devices)."""
+    egl = os.environ.get("MUJOCO_EGL_DEVICE_ID")
+    cuda = os.environ.get("CUDA_VISIBLE_DEVICES")
+    where = f"EGL device {egl}" if egl else "the default EGL device (MUJOCO_EGL_DEVICE_ID unset)"
+    return f"{where}, CUDA_VISIBLE_DEVICES={cuda}" if cuda else where
+
+
+def is_rendering_failure(exc: BaseException) -> bool:
+    """Whether an exception (or one it was raised from) comes from EGL/OpenGL context handling."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if type(cur).__module__.startswith("OpenGL") or "EGL" in str(cur):
+            return True
+        tb = cur.__traceback__
+        while tb is not None:
+            name = os.path.basename(tb.tb_frame.f_code.co_filename)
+            if "egl" in name.lower() or "OpenGL" in tb.tb_frame.f_code.co_filename:
+                return True
+            tb = tb.tb_next
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def describe_rendering_failure(exc: BaseException, device: str) -> str:
+    """The EGL error and the device it happened on."""
+    return f"rendering (EGL) failed on {device}: {type(exc).__name__}: {exc}"
 
 
 def _rebuild_error(name: str, message: str) -> errors.RlinfBenchError:

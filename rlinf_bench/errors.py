@@ -20,6 +20,7 @@ __all__ = [
     "PolicyServerUnreachableError",
     "ProbeError",
     "ProbeUnavailableError",
+    "RenderingError",
     "ResultsMismatchError",
     "RlinfBenchError",
     "SimulatorError",
@@ -65,6 +66,10 @@ class InvalidEventError(RlinfBenchError):
 
 class SimulatorError(RlinfBenchError):
     """The simulator cannot be set up (missing package or assets, rendering backend)."""
+
+
+class RenderingError(SimulatorError):
+    """A worker could not create or use its EGL/OpenGL rendering context (the message names the device)."""
 
 
 class PolicyError(RlinfBenchError):

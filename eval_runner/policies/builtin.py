@@ -29,12 +29,18 @@ def _load_builtin(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
 
 
 class ZeroPolicy(Policy):
-    """No motion, gripper open: LIBERO's settle action on every step."""
+    """No motion, gripper open: LIBERO's settle action on every step.
+
+    It consumes nothing by default (pure physics speed); ``obs_spec`` makes it ask for cameras it then
+    ignores, which measures the harness with rendering and image transport at a policy's cost of zero.
+    """
 
     obs_spec = ObservationSpec(cameras=(), proprio=())
 
-    def __init__(self, spec: str = "builtin:zero") -> None:
+    def __init__(self, spec: str = "builtin:zero", obs_spec: ObservationSpec | None = None) -> None:
         self.spec = spec
+        if obs_spec is not None:
+            self.obs_spec = obs_spec
 
     def act(self, obs: dict[str, Any]) -> np.ndarray:
         return np.tile(np.asarray(SETTLE_ACTION, dtype=np.float32), (batch_size(obs), 1))
@@ -86,8 +92,14 @@ class RandomPolicy(Policy):
 
 @BUILTINS.register("zero")
 def _zero(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
-    take_options(spec, {})
-    return ZeroPolicy(spec=spec.raw)
+    options = take_options(spec, {"cameras": str, "resolution": int})
+    if not options:
+        return ZeroPolicy(spec=spec.raw)
+    cameras = tuple(c.strip() for c in str(options.get("cameras", "")).split(",") if c.strip())
+    resolution = options.get("resolution", 128)
+    if not 16 <= resolution <= 1024:
+        raise PolicyError(f"policy spec {spec.raw!r}: resolution={resolution} must be between 16 and 1024 pixels")
+    return ZeroPolicy(spec=spec.raw, obs_spec=ObservationSpec(cameras=cameras, resolution=resolution, proprio=()))
 
 
 @BUILTINS.register("random")

@@ -59,9 +59,15 @@ def test_given_option_of_wrong_type_then_error_names_type() -> None:
         load_policy("builtin:random?seed=abc", None)
 
 
-def test_given_zero_with_options_then_it_refuses_them() -> None:
-    with pytest.raises(PolicyError, match=r"valid options: \(none\)"):
+def test_given_zero_with_an_unknown_option_then_it_refuses_it() -> None:
+    with pytest.raises(PolicyError, match=r"unknown option 'seed'; valid options: cameras, resolution"):
         load_policy("builtin:zero?seed=1", None)
+
+
+def test_given_zero_with_cameras_then_it_asks_for_them_and_still_returns_the_settle_action() -> None:
+    policy = load_policy("builtin:zero?cameras=agentview,robot0_eye_in_hand&resolution=256", None)
+    assert policy.obs_spec.cameras == ("agentview", "robot0_eye_in_hand") and policy.obs_spec.resolution == 256
+    assert policy.act({"episode_id": ["a", "b"]}).tolist() == [[0, 0, 0, 0, 0, 0, -1]] * 2
 
 
 def test_given_valid_specs_then_registry_builds_the_named_policies() -> None:

@@ -1,0 +1,164 @@
+"""When to call the policy, and calling it off the rollout loop's thread.
+
+The rollout used to call the policy once per *vector step*: it waited for every stepping worker, then
+sent the batch. GPU rendering times vary from process to process, so every worker waited for the
+slowest one at every step (harness/raw 0.69-0.77 on one H200). Now a batch is whatever observations
+are ready when the policy is free, cut at ``max_batch`` rows or after waiting ``window_s`` for more;
+the call runs on a background thread (:class:`PolicyCaller`) while the other workers keep stepping,
+and its actions go to exactly the workers whose rows were in it. An episode's actions still depend
+only on its own observations, so for a policy whose rows are independent the results do not depend
+on the worker count or on timing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from eval_runner.policies.base import Policy
+
+#: ``window_s`` that waits for every stepping worker before a call: the old lockstep, kept for comparison.
+LOCKSTEP = float("inf")
+
+
+@dataclass(frozen=True)
+class BatchPolicy:
+    """When a batch of ready observations is sent to the policy."""
+
+    window_s: float = 0.0  # wait at most this long after the oldest ready row for more rows
+    max_batch: int | None = None  # rows per call (None: no cap)
+
+    def due(self, ready: int, oldest_ready_at: float, more_coming: bool, now: float) -> bool:
+        """Whether to call the policy now with ``ready`` rows.
+
+        ``more_coming``: some worker is stepping and will add a row. Without one, waiting gains nothing.
+        """
+        if ready == 0:
+            return False
+        if self.max_batch is not None and ready >= self.max_batch:
+            return True
+        if not more_coming:
+            return True
+        return now - oldest_ready_at >= self.window_s
+
+    def wait_s(self, oldest_ready_at: float, now: float) -> float:
+        """How long the loop may block before the window of the oldest ready row closes."""
+        if self.window_s == LOCKSTEP:
+            return float("inf")
+        return max(0.0, oldest_ready_at + self.window_s - now)
+
+
+@dataclass
+class CallResult:
+    """What one policy call returned (``actions``) or raised (``error``), with its duration."""
+
+    tag: Any
+    rows: int
+    actions: Any = None
+    error: BaseException | None = None
+    elapsed_s: float = 0.0
+
+
+class PolicyCaller:
+    """Runs one policy call at a time on a daemon thread and wakes the loop when it is done.
+
+    The loop waits on :attr:`wake` together with the workers' pipes (``multiprocessing.connection.wait``
+    accepts sockets), so a finished call and a worker's reply are handled in arrival order. Daemon, so a
+    policy stuck in a call cannot keep the process alive after the run gave up on it.
+    """
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self._requests: queue.SimpleQueue[tuple[Any, list[str], dict[str, Any], int] | None] = queue.SimpleQueue()
+        self._done: CallResult | None = None
+        self._lock = threading.Lock()
+        self.wake, self._notify = socket.socketpair()
+        self.wake.setblocking(False)
+        self.busy = False
+        self._thread = threading.Thread(target=self._serve, name="policy-call", daemon=True)
+        self._thread.start()
+
+    def submit(self, tag: Any, resets: list[str], batch: dict[str, Any], rows: int) -> None:
+        """Start a call: ``policy.reset(resets)`` (when any), then ``policy.act(batch)``."""
+        if self.busy:
+            raise RuntimeError("a policy call is already in flight (runner bug)")
+        self.busy = True
+        self._requests.put((tag, resets, batch, rows))
+
+    def collect(self) -> CallResult | None:
+        """The finished call, once the thread signalled it (else None)."""
+        with contextlib.suppress(BlockingIOError):
+            self.wake.recv(64)
+        with self._lock:
+            done, self._done = self._done, None
+        if done is not None:
+            self.busy = False
+        return done
+
+    def _serve(self) -> None:
+        while (item := self._requests.get()) is not None:
+            tag, resets, batch, rows = item
+            result = CallResult(tag=tag, rows=rows)
+            t0 = time.perf_counter()
+            try:
+                if resets:
+                    self.policy.reset(resets)
+                result.actions = self.policy.act(batch)
+            except BaseException as exc:  # handed to the loop, which decides what it means
+                result.error = exc
+            result.elapsed_s = time.perf_counter() - t0
+            with self._lock:
+                self._done = result
+            try:
+                self._notify.send(b"x")
+            except OSError:  # the loop closed us while the call ran
+                return
+
+    def close(self) -> None:
+        """Stop the thread after the call in flight (if any); never waits for a stuck policy."""
+        self._requests.put(None)
+        self._thread.join(timeout=0.0 if self.busy else 5.0)
+        self._notify.close()
+        self.wake.close()
+
+
+@dataclass
+class SteppingClock:
+    """Each worker's stepping phases (from its episode's first observation to its last step), summed.
+
+    Steps per second of stepping time, summed over the workers, is the harness's steady rate: what N
+    processes stepping the simulator on their own would give, minus what the loop makes workers wait
+    (IPC, batching, the policy). Resets and scene builds are not in it, and it needs no moment at which
+    every worker steps at once (with 15 workers some worker is almost always resetting).
+    """
+
+    workers: int
+    seconds: float = 0.0  # summed over workers
+    steps: int = 0
+    sim_s: float = 0.0  # the workers' own env.step time in those phases
+    _open: dict[int, list[float]] = field(default_factory=dict)  # worker -> [since, steps, sim_s]
+
+    def begin(self, worker: int, now: float) -> None:
+        self._open[worker] = [now, 0.0, 0.0]
+
+    def step(self, worker: int, sim_s: float) -> None:
+        phase = self._open.get(worker)
+        if phase is not None:
+            phase[1] += 1
+            phase[2] += sim_s
+
+    def end(self, worker: int, now: float) -> None:
+        phase = self._open.pop(worker, None)
+        if phase is not None:
+            self.seconds += now - phase[0]
+            self.steps += int(phase[1])
+            self.sim_s += phase[2]
+
+    def discard(self, worker: int) -> None:
+        """A crashed episode's phase does not count."""
+        self._open.pop(worker, None)

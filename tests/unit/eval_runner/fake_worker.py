@@ -1,0 +1,63 @@
+"""A stand-in for the LIBERO worker process: the same pipe protocol, a tiny deterministic simulator.
+
+Each episode's state starts from its seed and moves with the actions, so an episode's trajectory
+depends only on its own actions; the options make one episode straggle or fail to render, so the
+rollout's scheduling can be tested without a simulator and without timing assumptions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import numpy as np
+
+from eval_runner.scheduler import EpisodeTask
+from eval_runner.vector import WorkerConfig
+
+
+@dataclass(frozen=True)
+class FakeOptions:
+    """What the fake simulator does besides stepping."""
+
+    straggler: int | None = None  # init_state whose first step blocks until ``release`` exists
+    release: Path | None = None
+    render_fail: int | None = None  # init_state whose start fails with an EGL error
+    render_fail_once: Path | None = None  # marker: fail only while it does not exist
+
+
+def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) -> None:
+    """Serve start/step/close like ``eval_runner.vector.worker_main`` does."""
+    episode: EpisodeTask | None = None
+    x = np.zeros(2, dtype=np.float32)
+    steps = 0
+    try:
+        while True:
+            msg = conn.recv()
+            if msg[0] == "close":
+                return
+            if msg[0] == "start":
+                episode, steps = msg[1], 0
+                if options.render_fail == episode.init_state and not (
+                    options.render_fail_once is not None and options.render_fail_once.exists()
+                ):
+                    if options.render_fail_once is not None:
+                        options.render_fail_once.write_text("failed once\n")
+                    conn.send(("error", "RenderingError", "rendering (EGL) failed on EGL device 7: eglInitialize"))
+                    continue
+                x = np.random.default_rng([episode.seed, episode.init_state]).normal(size=2).astype(np.float32)
+                conn.send(("obs", {"x": x.copy()}, {"done": False, "setup_s": 0.0, "sim_s": 0.0}))
+            elif msg[0] == "step":
+                assert episode is not None
+                if options.straggler == episode.init_state and steps == 0 and options.release is not None:
+                    while not options.release.exists():
+                        time.sleep(0.01)
+                x = (0.9 * x + np.asarray(msg[1][:2], dtype=np.float32)).astype(np.float32)
+                steps += 1
+                conn.send(("obs", {"x": x.copy()}, {"done": bool(x[0] > 2.0), "sim_s": 0.001}))
+    except EOFError:
+        return
+    finally:
+        conn.close()

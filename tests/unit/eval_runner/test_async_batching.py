@@ -1,0 +1,193 @@
+"""The rollout's scheduling with stand-in workers: no lockstep, worker-count independence, EGL restarts.
+
+The workers are real processes speaking the worker pipe protocol (tests/unit/eval_runner/fake_worker.py)
+with a tiny deterministic simulator, so these run in seconds and need no timing assumptions: a straggler
+is a worker that *cannot* answer until other episodes have finished.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from eval_runner.batching import LOCKSTEP, BatchPolicy
+from eval_runner.policies.base import ObservationSpec, Policy
+from eval_runner.progress import Progress
+from eval_runner.result_writer import ResultWriter
+from eval_runner.results import ResultBuilder
+from eval_runner.rollout import Rollout
+from eval_runner.scheduler import Scheduler, plan_episodes
+from eval_runner.settings import EvalSettings
+from eval_runner.vector import WorkerConfig, WorkerHandle, close_all
+from rlinf_bench.contracts import CheckpointRef, EvalRun, Provenance, RunResult, RunStatus
+from rlinf_bench.errors import RenderingError
+from rlinf_bench.suites import get_suite
+from tests.unit.eval_runner.fake_worker import FakeOptions, fake_worker
+
+SUITE = "libero_spatial"
+
+
+class RowWise(Policy):
+    """Actions from each row's own observation; records what every episode saw and every batch's ids."""
+
+    obs_spec = ObservationSpec(cameras=(), proprio=())
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[np.ndarray]] = defaultdict(list)
+        self.batches: list[list[str]] = []
+        self.resets: list[str] = []
+
+    def reset(self, episode_ids: list[str]) -> None:
+        self.resets.extend(episode_ids)
+
+    def act(self, obs: dict[str, Any]) -> np.ndarray:
+        self.batches.append(list(obs["episode_id"]))
+        out = np.zeros((len(obs["episode_id"]), 7))
+        for i, episode_id in enumerate(obs["episode_id"]):
+            x = obs["x"][i]
+            self.seen[episode_id].append(x.copy())
+            out[i, :2] = 0.5 * np.sin(3.0 * x) + 0.3
+        return out
+
+
+def rollout(
+    tmp_path: Path,
+    workers: int,
+    *,
+    trials: int = 4,
+    max_steps: int = 12,
+    options: FakeOptions | None = None,
+    policy: Policy | None = None,
+    on_episode: Any = None,
+    **settings: Any,
+) -> tuple[RunResult, ResultBuilder, Policy]:
+    """Run ``trials`` episodes of task 0 on ``workers`` stand-in workers; the final result, builder, policy."""
+    run = EvalRun(
+        request_id="t",
+        checkpoint=CheckpointRef(uri="", experiment="none", global_step=0),
+        suite=SUITE,
+        run_index=0,
+        seed=3,
+        task_ids=[0],
+        trials=trials,
+        max_steps=max_steps,
+        workers=workers,
+    )
+    policy = policy or RowWise()
+    builder = ResultBuilder(run, [get_suite(SUITE).task(0)], max_steps, 0, Provenance(host="test"))
+    config = WorkerConfig(suite=SUITE, obs_spec=policy.obs_spec, horizon=max_steps)
+    target = functools.partial(fake_worker, options or FakeOptions())
+    handles = [WorkerHandle(i, config, "spawn", target=target) for i in range(workers)]
+    try:
+        Rollout(
+            policy=policy,
+            scheduler=Scheduler(plan_episodes(SUITE, run.seed, [0], trials)),
+            workers=handles,
+            builder=builder,
+            writer=ResultWriter(str(tmp_path / f"r{workers}.json")),
+            settings=EvalSettings(progress=False, **settings),
+            progress=Progress(trials, desc="t", enabled=False),
+            task_language={0: "do it"},
+            on_episode=on_episode,
+        ).run()
+    finally:
+        close_all(handles)
+    return builder.build(RunStatus.COMPLETE), builder, policy
+
+
+def _episodes(result: RunResult) -> list[tuple[int, int, bool, int, int]]:
+    return [(e.init_state, e.seed, e.success, e.steps, e.retries) for t in result.tasks for e in t.episodes]
+
+
+def test_given_one_or_three_workers_then_every_episode_sees_the_same_observations_and_ends_the_same(
+    tmp_path: Path,
+) -> None:
+    one, _, p1 = rollout(tmp_path, 1, trials=5)
+    three, _, p3 = rollout(tmp_path, 3, trials=5)
+
+    assert _episodes(one) == _episodes(three)
+    assert isinstance(p1, RowWise) and isinstance(p3, RowWise)
+    assert set(p1.seen) == set(p3.seen) == {f"t0-s{i}-a0" for i in range(5)}
+    for episode_id, rows in p1.seen.items():
+        assert np.array_equal(np.stack(rows), np.stack(p3.seen[episode_id])), episode_id
+    # non-trivial: the episodes differ, and some end early on the simulator's own success check
+    assert len({tuple(np.stack(r).ravel()[:4]) for r in p1.seen.values()}) == 5
+    assert {e.success for t in one.tasks for e in t.episodes} == {True, False}
+
+
+def test_given_a_straggling_worker_then_the_others_finish_episodes_while_it_has_not_answered(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    finished: list[int] = []
+
+    def on_episode(snapshot: RunResult) -> None:
+        finished[:] = [e.init_state for t in snapshot.tasks for e in t.episodes]
+        if len([s for s in finished if s != 0]) >= 2:
+            release.write_text("go\n")  # only now can the straggler answer its first step
+
+    result, builder, policy = rollout(
+        tmp_path,
+        2,
+        trials=4,
+        options=FakeOptions(straggler=0, release=release),
+        on_episode=on_episode,
+        step_timeout_s=120.0,  # a lockstep runner would wait for the straggler until this kills it
+    )
+
+    states = {e.init_state: e for t in result.tasks for e in t.episodes}
+    assert sorted(states) == [0, 1, 2, 3]
+    assert states[0].retries == 0 and builder.counters.worker_restarts == 0  # never declared hung
+    assert isinstance(policy, RowWise)
+    # while episode 0 waited for its first action's step, the other worker ran whole episodes alone
+    assert any(batch == ["t0-s1-a0"] for batch in policy.batches)
+
+
+def test_given_lockstep_batching_then_a_call_waits_for_every_stepping_worker() -> None:
+    lockstep = BatchPolicy(window_s=LOCKSTEP)
+    assert not lockstep.due(ready=1, oldest_ready_at=0.0, more_coming=True, now=1e9)
+    assert lockstep.due(ready=1, oldest_ready_at=0.0, more_coming=False, now=0.0)
+    free = BatchPolicy()
+    assert free.due(ready=1, oldest_ready_at=0.0, more_coming=True, now=0.0)
+    windowed = BatchPolicy(window_s=0.005, max_batch=3)
+    assert not windowed.due(ready=2, oldest_ready_at=1.0, more_coming=True, now=1.001)
+    assert windowed.due(ready=2, oldest_ready_at=1.0, more_coming=True, now=1.006)
+    assert windowed.due(ready=3, oldest_ready_at=1.0, more_coming=True, now=1.0)
+    assert windowed.wait_s(1.0, 1.002) == pytest.approx(0.003)
+
+
+def test_given_a_batch_cap_then_no_policy_call_gets_more_rows(tmp_path: Path) -> None:
+    result, _, policy = rollout(tmp_path, 3, trials=6, max_batch=2, batch_window_ms=50.0)
+
+    assert isinstance(policy, RowWise)
+    assert max(len(b) for b in policy.batches) <= 2
+    assert result.episodes == 6 and sum(len(b) for b in policy.batches) == result.timings.env_steps
+
+
+def test_given_a_rendering_failure_once_then_the_worker_is_restarted_and_the_episode_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "egl-failed"
+    result, builder, _ = rollout(tmp_path, 1, trials=2, options=FakeOptions(render_fail=1, render_fail_once=marker))
+
+    assert marker.exists()
+    assert sorted(e.init_state for t in result.tasks for e in t.episodes) == [0, 1]
+    assert builder.counters.worker_restarts == 1
+    assert all(e.retries == 0 for t in result.tasks for e in t.episodes)  # not charged to the episode
+
+
+def test_given_a_rendering_failure_twice_then_the_run_ends_with_the_egl_error_and_the_device(tmp_path: Path) -> None:
+    with pytest.raises(RenderingError, match=r"failed to render again after a restart: .*EGL device 7"):
+        rollout(tmp_path, 2, trials=3, options=FakeOptions(render_fail=1))
+
+
+def test_given_a_policy_error_during_the_call_then_the_run_fails_naming_the_policy(tmp_path: Path) -> None:
+    class Broken(RowWise):
+        def act(self, obs: dict[str, Any]) -> np.ndarray:
+            raise ValueError("bad weights")
+
+    from rlinf_bench.errors import PolicyError
+
+    with pytest.raises(PolicyError, match="raised ValueError on a batch of 1: bad weights"):
+        rollout(tmp_path, 1, trials=1, policy=Broken())
