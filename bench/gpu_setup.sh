@@ -1,0 +1,24 @@
+#!/bin/bash
+# Prepare a bare, offline GPU machine for bench/eval_gpu.py and print what rendering will use.
+# Usage, from the repository root (carry .gl and .gpu_bundle, see bench/gpu_bundle.py):
+#   source bench/gpu_setup.sh
+# .gl holds the glvnd loader packages (libegl1 libglvnd0 libgl1 libglx0 libopengl0 libgles2 libvulkan1,
+# fetched with `apt-get download`); .gpu_bundle holds LIBERO for one suite.
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+source .gpu_bundle/unpack.sh /tmp/site
+export MUJOCO_GL=egl PYOPENGL_PLATFORM=egl PYTHONUNBUFFERED=1
+# glvnd finds NVIDIA's EGL only through a vendor file (without one, EGL has no GPU device).
+vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+if [ -f "$vendor" ]; then
+  export __EGL_VENDOR_LIBRARY_FILENAMES="$vendor"
+elif ! ls /usr/share/glvnd/egl_vendor.d/*nvidia* >/dev/null 2>&1; then
+  mkdir -p /usr/share/glvnd/egl_vendor.d
+  printf '{"file_format_version":"1.0.0","ICD":{"library_path":"libEGL_nvidia.so.0"}}\n' \
+    > /usr/share/glvnd/egl_vendor.d/10_nvidia.json
+fi
+nvlib=$(find /usr/local/nvidia /usr/lib /lib /usr/lib64 -name 'libEGL_nvidia.so.0' 2>/dev/null | head -1)
+[ -n "$nvlib" ] && export LD_LIBRARY_PATH="$(dirname "$nvlib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+echo "gpu_setup: EGL vendor ${__EGL_VENDOR_LIBRARY_FILENAMES:-/usr/share/glvnd/egl_vendor.d} nvidia EGL ${nvlib:-not found}" \
+  "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset} MUJOCO_EGL_DEVICE_ID=${MUJOCO_EGL_DEVICE_ID:-unset}"
+timeout 60 python3 -c "from eval_runner.egl import query_egl_cuda_ordinals as q; print('gpu_setup: EGL devices (CUDA ordinal each):', q())"

@@ -1,0 +1,216 @@
+"""A 7B-class VLA policy with OpenVLA-OFT's shapes and random weights, for GPU-scale benchmarks.
+
+No weights are needed: the backbone is built from a transformers ``LlamaConfig`` the size of
+Llama-2-7B (4096 hidden, 32 layers, 32 heads, 11008 MLP; 6.5e9 parameters) in bf16 and initialised
+at random (seeded). One forward pass per action chunk, as OpenVLA-OFT's parallel decoding does:
+
+- image tokens: each camera image (2 x 256 px) is cut into 16 x 16 patches, embedded and projected
+  into the backbone's width: 256 tokens per camera, 512 for two (OFT: 256 per image);
+- proprio: one token; instruction: ``prompt_tokens`` word-hashed token ids (no tokenizer needed);
+- 56 action query tokens (8 steps x 7 dims) whose last hidden states an MLP head turns into the chunk.
+
+The SigLIP/DINOv2 vision towers (~0.7e9 parameters) are left out: the patch embedding stands in for
+them, so the compute is the backbone's (~600 tokens per row). The policy keeps each episode's chunk
+and calls the model only for the rows whose chunk is used up, so one act() on a batch of B rows costs
+one forward on the k <= B rows that need a new chunk. Rows are computed together in bf16; like any
+batched GPU model, a row's actions can differ in the last bits with the batch it shares.
+
+Serve it: ``rlinf-bench serve-policy --policy python:bench.llama_policy:make_policy --port 8000``
+(needs ``pip install 'rlinf-bench[gpu-bench]'`` for transformers, and a CUDA GPU with ~16 GB free).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
+
+CAMERAS = ("agentview", "robot0_eye_in_hand")
+PROPRIO = ("robot0_eef_pos", "robot0_eef_quat", "robot0_gripper_qpos")
+PROPRIO_DIM = 9
+#: Llama-2-7B's shapes
+LLAMA_7B = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32}
+
+
+class ChunkedVLA(Policy):
+    """Per-episode action chunks from a batched model; the model runs only for rows that need a chunk."""
+
+    def __init__(self, model: Any, *, chunk: int, resolution: int, device: str, action_scale: float) -> None:
+        self.model = model
+        self.chunk = chunk
+        self.device = device
+        self.action_scale = action_scale
+        self.obs_spec = ObservationSpec(cameras=CAMERAS, resolution=resolution, proprio=PROPRIO)
+        self._queues: dict[str, deque[np.ndarray]] = {}
+        self.forwards = 0  # model calls
+        self.rows_inferred = 0  # rows that went through the model
+
+    def reset(self, episode_ids: list[str]) -> None:
+        for episode_id in episode_ids:
+            self._queues.pop(str(episode_id), None)
+
+    def act(self, obs: dict[str, Any]) -> np.ndarray:
+        ids = [str(e) for e in obs["episode_id"]]
+        need = [i for i, e in enumerate(ids) if not self._queues.get(e)]
+        if need:
+            chunks = self.infer({k: _take(v, need) for k, v in obs.items()})
+            for row, i in enumerate(need):
+                self._queues[ids[i]] = deque(chunks[row])
+        return np.stack([self._queues[e].popleft() for e in ids]).astype(np.float32)
+
+    def infer(self, obs: dict[str, Any]) -> np.ndarray:
+        """One forward pass for every row of ``obs``: ``[B, chunk, 7]`` actions in [-scale, scale]."""
+        import torch
+
+        images = np.stack([obs[f"{c}_image"] for c in CAMERAS], axis=1)  # [B, 2, H, W, 3] uint8
+        proprio = np.concatenate([np.asarray(obs[k], dtype=np.float32) for k in PROPRIO], axis=1)
+        tokens = np.stack([prompt_ids(t, self.model.prompt_tokens, self.model.vocab) for t in obs["task_description"]])
+        with torch.inference_mode():
+            out = self.model(
+                torch.from_numpy(images).to(self.device, non_blocking=True),
+                torch.from_numpy(proprio).to(self.device),
+                torch.from_numpy(tokens).to(self.device),
+            )
+            actions = (torch.tanh(torch.nan_to_num(out.float())) * self.action_scale).cpu().numpy()
+        actions[..., -1] = np.where(actions[..., -1] > 0, 1.0, -1.0)  # LIBERO's gripper is binary
+        self.forwards += 1
+        self.rows_inferred += len(actions)
+        return actions
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "class": type(self).__name__,
+            "backbone": self.model.describe(),
+            "chunk": self.chunk,
+            "weights": "random (seeded), no checkpoint",
+        }
+
+
+def _take(value: Any, rows: list[int]) -> Any:
+    if isinstance(value, np.ndarray):
+        return value[rows]
+    return [value[i] for i in rows]
+
+
+def prompt_ids(text: str, length: int, vocab: int) -> np.ndarray:
+    """Word-hashed token ids of the instruction, padded/cut to ``length`` (a stand-in for a tokenizer)."""
+    words = text.lower().split()[:length]
+    ids = [int.from_bytes(hashlib.sha256(w.encode()).digest()[:4], "little") % vocab for w in words]
+    return np.asarray(ids + [0] * (length - len(ids)), dtype=np.int64)
+
+
+def build_model(
+    *,
+    layers: int,
+    hidden: int,
+    intermediate: int,
+    heads: int,
+    resolution: int,
+    patch: int,
+    chunk: int,
+    prompt_tokens: int,
+    device: str,
+    seed: int,
+) -> Any:
+    """The backbone plus patch/proprio embeddings and the action head, random, bf16, on ``device``."""
+    import torch
+    from torch import nn
+    from transformers import LlamaConfig, LlamaModel
+
+    vocab = 32000
+    config = LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=4096,
+    )
+    config._attn_implementation = "sdpa"
+
+    class VLA(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.backbone = LlamaModel(config)
+            self.patch = nn.Conv2d(3, 1152, kernel_size=patch, stride=patch)  # SigLIP's width
+            self.projector = nn.Sequential(nn.Linear(1152, hidden), nn.GELU(), nn.Linear(hidden, hidden))
+            self.proprio = nn.Sequential(nn.Linear(PROPRIO_DIM, hidden), nn.GELU(), nn.Linear(hidden, hidden))
+            self.action_queries = nn.Parameter(torch.randn(chunk * ACTION_DIM, hidden) * 0.02)
+            self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, 1))
+            self.prompt_tokens = prompt_tokens
+            self.vocab = vocab
+            self.chunk = chunk
+
+        def forward(self, images: torch.Tensor, proprio: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+            b = images.shape[0]
+            x = images.flatten(0, 1).permute(0, 3, 1, 2).to(torch.bfloat16) / 255.0  # [B*cams, 3, H, W]
+            patches = self.projector(self.patch(x).flatten(2).transpose(1, 2))  # [B*cams, P, hidden]
+            patches = patches.reshape(b, -1, patches.shape[-1])
+            parts = [
+                patches,
+                self.proprio(proprio.to(torch.bfloat16)).unsqueeze(1),
+                self.backbone.embed_tokens(tokens),
+                self.action_queries.unsqueeze(0).expand(b, -1, -1),
+            ]
+            hidden_states = self.backbone(inputs_embeds=torch.cat(parts, dim=1)).last_hidden_state
+            actions = self.head(hidden_states[:, -self.chunk * ACTION_DIM :])  # [B, chunk*7, 1]
+            return actions.reshape(b, self.chunk, ACTION_DIM)
+
+        def describe(self) -> dict[str, Any]:
+            return {
+                "config": "LlamaConfig",
+                "layers": layers,
+                "hidden": hidden,
+                "intermediate": intermediate,
+                "heads": heads,
+                "parameters": sum(p.numel() for p in self.parameters()),
+                "dtype": "bfloat16",
+                "tokens_per_row": 2 * (resolution // patch) ** 2 + 1 + prompt_tokens + chunk * ACTION_DIM,
+            }
+
+    torch.manual_seed(seed)
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)  # build in bf16 directly: 6.5e9 float32 parameters would be 26 GB
+    try:
+        with torch.device(device):
+            model = VLA()
+    finally:
+        torch.set_default_dtype(previous)
+    return model.eval()
+
+
+def make_policy(
+    checkpoint_dir: Path | None = None,
+    *,
+    layers: int = LLAMA_7B["num_hidden_layers"],
+    hidden: int = LLAMA_7B["hidden_size"],
+    intermediate: int = LLAMA_7B["intermediate_size"],
+    heads: int = LLAMA_7B["num_attention_heads"],
+    resolution: int = 256,
+    patch: int = 16,
+    chunk: int = 8,
+    prompt_tokens: int = 32,
+    device: str = "cuda",
+    seed: int = 0,
+    action_scale: float = 0.1,
+) -> ChunkedVLA:
+    """``python:bench.llama_policy:make_policy`` (options: layers, hidden, ..., device, seed); ignores checkpoints."""
+    model = build_model(
+        layers=layers,
+        hidden=hidden,
+        intermediate=intermediate,
+        heads=heads,
+        resolution=resolution,
+        patch=patch,
+        chunk=chunk,
+        prompt_tokens=prompt_tokens,
+        device=device,
+        seed=seed,
+    )
+    return ChunkedVLA(model, chunk=chunk, resolution=resolution, device=device, action_scale=action_scale)
