@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install --quiet -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) setup-rlinf
 
 demo: setup
 	$(PY) -m eval_runner.demo
@@ -94,6 +94,7 @@ browser:
 test: setup lint typecheck schemas browser check-deploy
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 	$(MAKE) test-robotwin
+	$(MAKE) test-rlinf
 
 unit: setup
 	$(VENV)/bin/pytest -m "not sim and not slow" $(PYTEST_ARGS)
@@ -119,11 +120,32 @@ setup-robotwin: $(RT_STAMP)
 test-robotwin: setup-robotwin
 	$(RT_VENV)/bin/pytest tests/robotwin $(PYTEST_ARGS)
 
+# The rlinf: policy gets a venv of its own: rlinf needs hydra-core, which pins antlr4-python3-runtime 4.9,
+# and moto's Step Functions engine in .venv needs 4.13 (docs/evaluate-rlinf.md). Its tests skip in .venv.
+RL_VENV ?= .venv-rlinf
+RL_PY := $(RL_VENV)/bin/python
+RL_STAMP := $(RL_VENV)/.setup-stamp
+RL_TESTS := tests/unit/eval_runner/policies/test_rlinf_policy.py tests/unit/eval_runner/policies/test_rlinf_cli_errors.py \
+  tests/integration/policy_server/test_serve_rlinf_policy.py tests/sim/test_rlinf_rollout.py
+.PHONY: setup-rlinf test-rlinf
+
+$(RL_STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
+	test -x $(RL_PY) || $(PYTHON) -m venv $(RL_VENV)
+	$(RL_PY) -m pip install --quiet --upgrade pip
+	$(RL_PY) -m pip install --quiet -e '.[libero,aws,rlinf,test]'
+	touch $(RL_STAMP)
+
+setup-rlinf: $(RL_STAMP)
+
+test-rlinf: setup-rlinf
+	$(RL_PY) -m pytest $(RL_TESTS) -p no:cacheprovider $(PYTEST_ARGS)
+
 bench: setup
-	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in bench/*.py; do echo "== $$b"; py=$(PY); [ $$b != bench/rlinf_policy.py ] || py=$(RL_PY); $$py $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(RT_VENV) $(TOOLS_VENV) $(CHECKOV_VENV) $(TOOLS_DIR)/node_modules .mypy_cache .ruff_cache .pytest_cache *.egg-info
+	rm -rf $(VENV) $(RT_VENV) $(RL_VENV) $(TOOLS_VENV) $(CHECKOV_VENV) $(TOOLS_DIR)/node_modules .mypy_cache .ruff_cache .pytest_cache *.egg-info
 
 # ---- SAM application (template.yaml; docs/deploy.md) ------------------------------------------------
 # `sam build` runs build-<LogicalId> (Metadata: BuildMethod: makefile) in a scratch copy of the resource's

@@ -9,7 +9,8 @@ Measures, with rlinf's ``mlp_policy`` (LIBERO's 8-d state in, 7 actions out) sav
   converted the way RLinf's LIBERO env does (rotation, tensors) for a model that reads images;
 - chunks: model calls per ``act`` with ``num_action_chunks: 8``.
 
-Run: ``.venv/bin/python bench/rlinf_policy.py``; writes bench/results/rlinf_policy.json.
+Run: ``.venv-rlinf/bin/python bench/rlinf_policy.py`` (rlinf lives in that venv; ``make bench`` uses it);
+writes bench/results/rlinf_policy.json.
 """
 
 from __future__ import annotations

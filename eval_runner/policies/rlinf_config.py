@@ -52,7 +52,11 @@ PACKAGE_HINTS = {
     "peft": "`pip install 'rlinf[embodied]==0.3.0'` (transformers, peft, timm)",
     "timm": "`pip install 'rlinf[embodied]==0.3.0'` (transformers, peft, timm)",
 }
-INSTALL_HINT = "install it with `pip install 'rlinf-bench[rlinf]'` (rlinf 0.3.0)"
+# In a checkout rlinf lives in .venv-rlinf, not .venv (its antlr4 pin breaks moto): name both routes.
+INSTALL_HINT = (
+    "install it with `pip install 'rlinf-bench[rlinf]'` (rlinf 0.3.0); in a checkout, `make setup-rlinf` "
+    "and run .venv-rlinf/bin/rlinf-bench (docs/evaluate-rlinf.md)"
+)
 
 
 @dataclass

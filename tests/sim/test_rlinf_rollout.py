@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 import torch
 
+pytest.importorskip("rlinf", reason="rlinf lives in .venv-rlinf (its antlr4 pin breaks moto here): make test-rlinf")
+
 from eval_runner.loop import evaluate
 from eval_runner.policies.base import Policy
 from eval_runner.policies.registry import load_policy

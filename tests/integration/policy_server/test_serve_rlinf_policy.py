@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+pytest.importorskip("rlinf", reason="rlinf lives in .venv-rlinf (its antlr4 pin breaks moto here): make test-rlinf")
 
 from eval_runner.policies.registry import load_policy
 from eval_runner.policies.remote import ServerPolicy
