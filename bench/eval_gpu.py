@@ -5,9 +5,9 @@ Runs on a GPU machine (EGL rendering on the GPU) from the repository root. Parts
 - ``raw``: N processes step LIBERO-Spatial task 0 directly (``LiberoEnv``, agentview + wrist cameras
   at 256 px, the zero action), no harness; all start together after warm-up and step for
   ``--raw-seconds``; the aggregate is the sum of each process's steps/s.
-- ``harness``: ``python -m eval_runner`` (= ``rlinf-bench evaluate``) with N workers and
+- ``harness``: ``rlinf-bench evaluate`` (its parser and runner, without the environment preflight) with N workers and
   ``builtin:zero`` asking for the same two cameras, ``--episodes-per-worker`` episodes of 220 steps;
-  its steady-state figure (every worker stepping, none resetting) against the raw aggregate of the
+  its steady-state figure (the workers' stepping phases, resets excluded) against the raw aggregate of the
   same N measured just before it. ``--lockstep N,..`` also runs the old lockstep for comparison.
 - ``latency``: the 7B-class random-init policy of ``bench/llama_policy.py`` in process: p50/p99 of
   one forward (a new action chunk for every row) at batch 1, 4, 8, 15.
