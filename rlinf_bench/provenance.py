@@ -27,6 +27,7 @@ TRACKED_PACKAGES = (
     "robosuite",
     "mujoco",
     "torch",
+    "transformers",
     "numpy",
     "PyOpenGL",
     "gym",

@@ -12,9 +12,10 @@ from rlinf_bench.cli.help_format import ExampleFormatter
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
-        help="write an HTML + markdown report of every checkpoint in an MLflow experiment",
-        description="Read every published checkpoint back from MLflow and write report.html (self-contained), "
-        "report.md and sr_vs_step.png.",
+        help="write a browsable HTML site + markdown report of every checkpoint in an MLflow experiment",
+        description="Read every published checkpoint back from MLflow and write a static site (index.html -> "
+        "checkpoint -> suite -> task pages with the initial-state grid, episodes, videos and provenance), "
+        "report.html (one self-contained page), report.md and sr_vs_step.png.",
         epilog="example: rlinf-bench report --tracking-uri sqlite:///mlflow.db --out report/",
         formatter_class=ExampleFormatter,
     )
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     files = write_site(
         reports, Path(args.out), baselines=plot_baselines(reports, args.baseline), title=title, mlflow_evidence=evidence
     )
-    print(f"{len(reports)} checkpoint(s)\n{files.html}\n{files.markdown}")
+    print(f"{len(reports)} checkpoint(s)\n{files.index}\n{files.html}\n{files.markdown}")
     return 0
 
 
@@ -81,5 +82,5 @@ def _from_files(args: argparse.Namespace) -> int:
     reports = [CheckpointReport.load(p) for p in args.reports]
     title = f"rlinf-bench: {args.training_experiment or args.experiment}"
     files = write_site(reports, Path(args.out), baselines=plot_baselines(reports, args.baseline), title=title)
-    print(f"{len(reports)} checkpoint(s)\n{files.html}\n{files.markdown}")
+    print(f"{len(reports)} checkpoint(s)\n{files.index}\n{files.html}\n{files.markdown}")
     return 0

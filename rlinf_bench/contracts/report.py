@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.probes import ProbeResult
-from rlinf_bench.contracts.results import RunStatus
+from rlinf_bench.contracts.results import Provenance, RunStatus
 from rlinf_bench.protocols import RunProtocol
 
 
@@ -40,6 +40,22 @@ class RunSummary(_Model):
     episodes: int = 0
     error: str | None = None
     source: str = Field(default="", description="File or URI the RunResult was read from")
+    provenance: Provenance | None = Field(
+        default=None, description="The run's provenance (None in reports written before it was kept)"
+    )
+
+
+class Disagreement(_Model):
+    """Whether the runs differ more than binomial noise allows (nondeterminism, a broken node)."""
+
+    test: str
+    statistic: float
+    df: int
+    p_value: float
+    alpha: float
+    flagged: bool
+    p_adjusted: float | None = Field(default=None, description="p after the multiple-testing correction (per task)")
+    correction: str = Field(default="", description="The multiple-testing correction applied, when several tests")
 
 
 class TaskSummary(_Model):
@@ -56,6 +72,21 @@ class TaskSummary(_Model):
     wilson95_high: float
     ci95_low: float
     ci95_high: float
+    disagreement: Disagreement | None = Field(
+        default=None, description="Cochran's Q of this task's runs, Holm-corrected over the suite's tasks"
+    )
+
+
+class StateEpisode(_Model):
+    """One episode of an initial state in one run: what the report's per-episode rows show."""
+
+    run_index: int
+    seed: int
+    success: bool
+    steps: int = 0
+    retries: int = 0
+    video: str | None = None
+    error: str | None = None
 
 
 class StateOutcome(_Model):
@@ -65,17 +96,30 @@ class StateOutcome(_Model):
     init_state: int
     successes: int = Field(ge=0)
     trials: int = Field(ge=1)
+    episodes: list[StateEpisode] = Field(
+        default_factory=list, description="Per completed run, by run index (empty in older reports)"
+    )
 
 
-class Disagreement(_Model):
-    """Whether the runs differ more than binomial noise allows (nondeterminism, a broken node)."""
+class StateFlip(_Model):
+    """An initial state that passed in every run of the previous checkpoint and fails in every run now, or
+    the reverse."""
 
-    test: str
-    statistic: float
-    df: int
-    p_value: float
-    alpha: float
-    flagged: bool
+    task_id: int
+    task_name: str = ""
+    init_state: int
+    direction: Literal["to_failure", "to_success"]
+    before: str = Field(description="successes/trials at the reference checkpoint, e.g. 3/3")
+    now: str = Field(description="successes/trials at this checkpoint, e.g. 0/3")
+
+
+class ProvenanceChange(_Model):
+    """One provenance field that differs between this checkpoint's runs and the reference's."""
+
+    field: str = Field(description="e.g. package torch, rendering backend, policy precision, gpu")
+    category: Literal["packages", "simulator", "policy", "infrastructure"]
+    before: str
+    now: str
 
 
 class Verdict(_Model):
@@ -99,6 +143,14 @@ class Verdict(_Model):
     paired: bool = False
     units: int = Field(default=0, description="Initial-state clusters (paired) or effective episodes compared")
     reason: str = ""
+    mde: float | None = Field(
+        default=None,
+        description="Smallest drop below the reference (fraction, tolerance included) this test detects with "
+        "80 % power at its alpha and budget, from the observed per-state variance",
+    )
+    environment_changes: list[ProvenanceChange] = Field(
+        default_factory=list, description="Provenance that differs from the reference checkpoint (previous/best)"
+    )
 
 
 class SuiteReport(_Model):
@@ -127,6 +179,10 @@ class SuiteReport(_Model):
     episode_errors: int = Field(default=0, ge=0, description="Episodes ended by simulator errors, counted as failures")
     states: list[StateOutcome] = Field(default_factory=list)
     verdicts: list[Verdict] = Field(default_factory=list)
+    flips: list[StateFlip] = Field(
+        default_factory=list, description="Initial states that flipped against the previous checkpoint"
+    )
+    flips_against: str = Field(default="", description="The checkpoint the flips are counted against")
 
 
 class InfraCheck(_Model):

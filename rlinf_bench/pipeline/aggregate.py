@@ -196,6 +196,9 @@ def _store_report(
     prefix = report_prefix(root)
     report.links["results"] = root
     baselines = get_baselines([b for b in request.baselines if b not in REFERENCE_BASELINES])
+    from rlinf_bench.reporting.site import upload_site  # issue 14: the browsable site, linked from MLflow/Slack
+
+    report.links["report_site"] = upload_site(report, history, join(prefix, "site"), storage, baselines=baselines)
     with tempfile.TemporaryDirectory(prefix="rlinf-bench-report-") as tmp:
         files = write_local_artifacts(report, Path(tmp), history=history, baselines=baselines)
         report.links["report_json"] = join(prefix, files.report_json.name)

@@ -91,9 +91,13 @@ def validation_checklist(
         )
     )
     items.append(_probe_item("GPU utilization > 70% during policy updates", probes, ProbeName.GPU, {"util_update_pct"}))
-    items.append(_probe_item("NCCL bandwidth matches expectations for instance type", probes, ProbeName.NCCL, {"busbw_gbps"}))
     items.append(
-        _probe_item("Checkpoint save/load time is acceptable (< 60s)", probes, ProbeName.CHECKPOINT_IO, {"save_s", "load_s"})
+        _probe_item("NCCL bandwidth matches expectations for instance type", probes, ProbeName.NCCL, {"busbw_gbps"})
+    )
+    items.append(
+        _probe_item(
+            "Checkpoint save/load time is acceptable (< 60s)", probes, ProbeName.CHECKPOINT_IO, {"save_s", "load_s"}
+        )
     )
     mlflow_item = "Results are logged to MLflow for comparison"
     if mlflow_evidence:

@@ -61,3 +61,22 @@ def headline(report: CheckpointReport) -> str:
             }[value]
             break
     return f"{checkpoint_title(report)}: SR {pct(report.success_rate)} ({worst})"
+
+
+def mde_text(v: Verdict) -> str:
+    """``sees ≥ 3.1 pts`` : the drop the verdict's test catches with 80 % power ('—' without a test)."""
+    return "—" if v.mde is None else f"{100 * v.mde:.1f} pts"
+
+
+def verdict_note(v: Verdict) -> str:
+    """What to read next to a verdict: the reason (an environment change comes first), else the test."""
+    if v.reason and v.test:
+        return f"{v.reason} ({v.test})"
+    return v.reason or v.test
+
+
+def changes_text(v: Verdict) -> str:
+    """``torch 2.5.1 → 2.6.0; gpu A100 → H200``, or 'no change recorded'."""
+    if not v.environment_changes:
+        return "no change recorded"
+    return "; ".join(f"{c.field.removeprefix('package ')} {c.before} → {c.now}" for c in v.environment_changes)

@@ -7,14 +7,18 @@ from collections.abc import Sequence
 from rlinf_bench.contracts import CheckpointReport, SuiteReport
 from rlinf_bench.reporting.format import (
     VERDICT_MARK,
+    changes_text,
     checkpoint_title,
     interval,
+    mde_text,
     mean_std,
     pct,
     pvalue,
     verdict_against,
+    verdict_note,
 )
 from rlinf_bench.reporting.horizon import horizon_section
+from rlinf_bench.stats.flips import flip_summary
 
 
 def _row(cells: Sequence[object]) -> str:
@@ -60,8 +64,8 @@ def verdict_table(report: CheckpointReport) -> str:
     if not report.verdicts:
         return "_No verdicts: no baseline selected and no earlier checkpoint found._"
     lines = [
-        _row(["suite", "against", "verdict", "SR", "reference", "diff", "tolerance", "p (below)", "test"]),
-        _row(["---"] * 9),
+        _row(["suite", "against", "verdict", "SR", "reference", "diff", "tolerance", "p (below)", "MDE (80%)", "test"]),
+        _row(["---"] * 10),
     ]
     for v in report.verdicts:
         diff = "—" if v.difference is None else f"{100 * v.difference:+.1f}"
@@ -76,7 +80,8 @@ def verdict_table(report: CheckpointReport) -> str:
                     diff,
                     f"{100 * v.tolerance:.1f} pts",
                     pvalue(v.p_value),
-                    v.test or v.reason,
+                    mde_text(v),
+                    verdict_note(v),
                 ]
             )
         )
@@ -88,6 +93,8 @@ def checkpoint_markdown(report: CheckpointReport) -> str:
     parts = [f"# {checkpoint_title(report)}", ""]
     parts.append(f"- checkpoint: `{report.checkpoint_uri or '—'}`")
     parts.append(f"- policy: `{report.policy}`; success rate (mean over suites): **{pct(report.success_rate)}**")
+    if report.links.get("report_site"):
+        parts.append(f"- report site: {report.links['report_site']}")
     if not report.complete:
         parts.append("- **incomplete**: some runs are missing or failed; no verdict is given on partial data")
     for suite in report.suites:
@@ -100,8 +107,50 @@ def checkpoint_markdown(report: CheckpointReport) -> str:
                 "check for nondeterminism or a faulty node.",
             ]
     parts += horizon_section(report)  # RoboTwin only: the brief's horizon-group table
-    parts += ["", "## Verdicts", "", verdict_table(report), ""]
+    parts += ["", "## Verdicts", "", verdict_table(report)]
+    parts += changes_section(report) + flips_section(report) + task_flags_section(report) + [""]
     return "\n".join(parts)
+
+
+def changes_section(report: CheckpointReport) -> list[str]:
+    """What changed besides the weights, next to each verdict against an earlier checkpoint."""
+    refs = [v for v in report.verdicts if v.kind in ("previous", "best") and v.value.value != "incomplete"]
+    if not refs:
+        return []
+    lines = ["", "## What changed besides the weights", ""]
+    lines += [f"- {v.suite} vs {verdict_against(v)}: {changes_text(v)}" for v in refs]
+    return lines
+
+
+def flips_section(report: CheckpointReport) -> list[str]:
+    """Initial states that flipped against the previous checkpoint, per suite and task."""
+    suites = [s for s in report.suites if s.flips]
+    if not suites:
+        return []
+    lines = ["", "## Flipped initial states", ""]
+    for s in suites:
+        lines.append(f"- {s.suite} vs {s.flips_against}: " + "; ".join(flip_summary(s)))
+        for f in s.flips:
+            lines.append(
+                f"  - task {f.task_id} state {f.init_state}: {f.before} → {f.now} ({f.direction.replace('_', ' ')})"
+            )
+    return lines
+
+
+def task_flags_section(report: CheckpointReport) -> list[str]:
+    """Tasks whose runs disagree beyond binomial noise (Cochran's Q per task, Holm-corrected)."""
+    flagged = [(s, t) for s in report.suites for t in s.tasks if t.disagreement is not None and t.disagreement.flagged]
+    if not flagged:
+        return []
+    lines = ["", "## Tasks whose runs disagree", ""]
+    for s, t in flagged:
+        d = t.disagreement
+        assert d is not None
+        lines.append(
+            f"- {s.suite} task {t.task_id} ({t.task_name}): Q = {d.statistic:.2f}, p = {pvalue(d.p_value)}, "
+            f"adjusted p = {pvalue(d.p_adjusted)} ({d.correction})"
+        )
+    return lines
 
 
 def history_table(reports: Sequence[CheckpointReport], suite: str) -> str:

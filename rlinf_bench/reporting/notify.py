@@ -7,16 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.contracts import CheckpointReport, SuiteReport
 from rlinf_bench.reporting.format import (
     VERDICT_MARK,
+    changes_text,
     checkpoint_title,
     headline,
     interval,
+    mde_text,
     mean_std,
     pvalue,
     verdict_against,
 )
+from rlinf_bench.stats.flips import flip_summary
 
 SLACK_TEXT_LIMIT = 3000  # Block Kit section text limit
 
@@ -44,8 +47,13 @@ def email_text(report: CheckpointReport) -> str:
             lines.append(f"  WARNING: runs disagree beyond binomial noise (p = {pvalue(s.disagreement.p_value)})")
         for v in s.verdicts:
             lines.append(
-                f"  {VERDICT_MARK[v.value]:<13} vs {verdict_against(v)} (p = {pvalue(v.p_value)}; {v.test or v.reason})"
+                f"  {VERDICT_MARK[v.value]:<13} vs {verdict_against(v)} (p = {pvalue(v.p_value)}, "
+                f"sees drops >= {mde_text(v)}; {v.test or v.reason})"
             )
+            if v.kind != "baseline" and v.environment_changes:
+                lines.append(f"    environment changed: {changes_text(v)}")
+        lines += [f"  {line}" for line in _flip_lines(s)]
+        lines += [f"  {line}" for line in _task_flags(s)]
     if report.infra:
         lines += ["", "Infrastructure:"]
         for c in report.infra:
@@ -55,6 +63,19 @@ def email_text(report: CheckpointReport) -> str:
     if report.links:
         lines += ["", "Links:"] + [f"  {k}: {v}" for k, v in sorted(report.links.items())]
     return "\n".join(lines) + "\n"
+
+
+def _flip_lines(suite: SuiteReport) -> list[str]:
+    """The short form of the flipped states: ``task 3 (name): 4 states flipped to failure (vs global_step 100)``."""
+    return [f"{line} (vs {suite.flips_against})" for line in flip_summary(suite)]
+
+
+def _task_flags(suite: SuiteReport) -> list[str]:
+    return [
+        f"task {t.task_id} ({t.task_name}): runs disagree (Cochran's Q, adjusted p = {pvalue(t.disagreement.p_adjusted)})"
+        for t in suite.tasks
+        if t.disagreement is not None and t.disagreement.flagged
+    ]
 
 
 def slack_payload(report: CheckpointReport) -> dict[str, Any]:
@@ -67,9 +88,14 @@ def slack_payload(report: CheckpointReport) -> dict[str, Any]:
         text = [
             f"*{s.suite}*: {mean_std(s)} (clustered 95% CI {interval(s.ci95_low, s.ci95_high)}, {s.runs_completed}/{s.runs_expected} runs)"
         ]
-        text += [f"{VERDICT_MARK[v.value]} vs {verdict_against(v)} (p = {pvalue(v.p_value)})" for v in s.verdicts]
+        for v in s.verdicts:
+            text.append(f"{VERDICT_MARK[v.value]} vs {verdict_against(v)} (p = {pvalue(v.p_value)})")
+            if v.kind != "baseline" and v.environment_changes:
+                text.append(f":gear: environment changed: {changes_text(v)}")
         if s.disagreement is not None and s.disagreement.flagged:
             text.append(":warning: runs disagree beyond binomial noise")
+        text += [f":arrows_counterclockwise: {line}" for line in _flip_lines(s)]
+        text += [f":warning: {line}" for line in _task_flags(s)]
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(text)[:SLACK_TEXT_LIMIT]}})
     if report.infra:
         infra = "\n".join(f"{c.probe}.{c.metric}: {c.value} {c.unit} → {c.verdict}" for c in report.infra)

@@ -1,9 +1,15 @@
-"""The experiment-wide report: one self-contained HTML page plus the same content as markdown."""
+"""The experiment-wide report: a browsable static site, one self-contained HTML page, and markdown.
+
+``report.html`` is the single page (mail it, open it offline); ``index.html`` is the same page with a
+checkpoint index linking to ``checkpoints/...``: per checkpoint (verdicts, what changed besides the
+weights, provenance of each run), per suite (tasks, flags) and per task (initial-state grid, episodes).
+"""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,15 +19,33 @@ from rlinf_bench.reporting.checklist import ChecklistItem, validation_checklist
 from rlinf_bench.reporting.format import checkpoint_title
 from rlinf_bench.reporting.html import render_html
 from rlinf_bench.reporting.infra import infra_checks
-from rlinf_bench.reporting.markdown import history_table, suite_table, verdict_table
+from rlinf_bench.reporting.markdown import (
+    changes_section,
+    flips_section,
+    history_table,
+    suite_table,
+    task_flags_section,
+    verdict_table,
+)
+from rlinf_bench.reporting.pages import VideoReader, write_pages
 from rlinf_bench.reporting.plot import sr_vs_step_png
+from rlinf_bench.storage import Storage, join
 
 
 @dataclass(frozen=True)
 class SiteFiles:
+    """What :func:`write_site` wrote: the single page, its markdown twin, the plot and the site pages."""
+
     html: Path
     markdown: Path
     plot: Path
+    index: Path | None = None
+    pages: list[Path] = field(default_factory=list)
+
+    @property
+    def all(self) -> list[Path]:
+        """Every file written, for uploading the site as it is."""
+        return [self.html, self.markdown, self.plot, *([self.index] if self.index else []), *self.pages]
 
 
 def site_markdown(
@@ -39,6 +63,7 @@ def site_markdown(
         for s in latest.suites:
             parts += ["", f"### {s.suite}", "", suite_table(s)]
         parts += ["", "### Verdicts", "", verdict_table(latest)]
+        parts += changes_section(latest) + flips_section(latest) + task_flags_section(latest)
     probes = {p.probe: p for r in ordered for p in r.probes}
     parts += ["", "## Infrastructure", ""]
     if probes:
@@ -54,6 +79,14 @@ def site_markdown(
     return "\n".join(parts) + "\n"
 
 
+def local_video(uri: str) -> bytes | None:
+    """The default video reader: local files only (an ``s3://`` video needs the publisher's storage)."""
+    if "://" in uri and not uri.startswith("file://"):
+        return None
+    path = Path(uri.removeprefix("file://"))
+    return path.read_bytes() if path.is_file() else None
+
+
 def write_site(
     reports: Sequence[CheckpointReport],
     out_dir: Path,
@@ -61,18 +94,67 @@ def write_site(
     baselines: Sequence[Baseline],
     title: str,
     mlflow_evidence: str | None = None,
+    pages: bool = True,
+    read_video: VideoReader | None = local_video,
+    detail: Sequence[CheckpointReport] | None = None,
 ) -> SiteFiles:
-    """Write report.html (self-contained), report.md and sr_vs_step.png into ``out_dir``."""
+    """Write report.html (self-contained), report.md, sr_vs_step.png and, with ``pages``, the browsable
+    site (index.html + checkpoints/...) into ``out_dir``. ``read_video`` fetches recorded videos to copy
+    next to the pages (None: every episode shows "no video"). ``detail`` limits the checkpoint pages to
+    those reports (the index still covers every report)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     png = sr_vs_step_png(reports, baselines, title=f"{title}: success rate vs global step")
     checklist = validation_checklist(reports, mlflow_evidence=mlflow_evidence)
-    files = SiteFiles(out_dir / "report.html", out_dir / "report.md", out_dir / "sr_vs_step.png")
-    files.plot.write_bytes(png)
+    plot = out_dir / "sr_vs_step.png"
+    plot.write_bytes(png)
     generated = datetime.now(UTC).isoformat(timespec="seconds")
-    files.html.write_text(
+    html = out_dir / "report.html"
+    html.write_text(
         render_html(reports, plot_png=png, checklist=checklist, title=title, generated_at=generated), encoding="utf-8"
     )
-    files.markdown.write_text(
-        site_markdown(reports, checklist, title=title, plot_name=files.plot.name), encoding="utf-8"
+    markdown = out_dir / "report.md"
+    markdown.write_text(site_markdown(reports, checklist, title=title, plot_name=plot.name), encoding="utf-8")
+    if not pages:
+        return SiteFiles(html, markdown, plot)
+    links, written = write_pages(reports, out_dir, read_video=read_video, detail=detail)
+    index = out_dir / "index.html"
+    index.write_text(
+        render_html(
+            reports, plot_png=png, checklist=checklist, title=title, generated_at=generated, checkpoint_links=links
+        ),
+        encoding="utf-8",
     )
-    return files
+    return SiteFiles(html, markdown, plot, index, written)
+
+
+_CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".md": "text/markdown; charset=utf-8", ".png": "image/png"}
+
+
+def upload_site(
+    report: CheckpointReport,
+    history: Sequence[CheckpointReport],
+    prefix: str,
+    storage: Storage,
+    *,
+    baselines: Sequence[Baseline],
+) -> str:
+    """Write the site of ``report`` (its pages; the index over ``history`` + it) and store every file under
+    ``prefix``; returns the index's URI. Videos are read through ``storage`` (S3 or local)."""
+    others = [h for h in history if h.checkpoint_uri != report.checkpoint_uri]
+    with tempfile.TemporaryDirectory(prefix="rlinf-bench-site-") as tmp:
+        root = Path(tmp)
+        files = write_site(
+            [*others, report],
+            root,
+            baselines=baselines,
+            title=f"rlinf-bench: {report.experiment or 'RLinf'}",
+            read_video=storage.read_bytes,
+            detail=[report],
+        )
+        for path in files.all:
+            rel = path.relative_to(root).as_posix()
+            ctype = _CONTENT_TYPES.get(
+                path.suffix, "video/mp4" if path.suffix == ".mp4" else "application/octet-stream"
+            )
+            storage.write_bytes(join(prefix, rel), path.read_bytes(), content_type=ctype)
+    return join(prefix, "index.html")

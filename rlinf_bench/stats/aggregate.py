@@ -22,6 +22,7 @@ from rlinf_bench.contracts import (
     RunResult,
     RunStatus,
     RunSummary,
+    StateEpisode,
     StateOutcome,
     SuiteReport,
     TaskSummary,
@@ -29,6 +30,7 @@ from rlinf_bench.contracts import (
 from rlinf_bench.errors import ResultsMismatchError
 from rlinf_bench.protocols import RunProtocol
 from rlinf_bench.stats.intervals import CLUSTERED_METHOD, clustered_interval, wilson
+from rlinf_bench.stats.pertask import task_disagreements
 from rlinf_bench.stats.significance import chi2_homogeneity, cochran_q
 from rlinf_bench.storage import Storage
 
@@ -91,6 +93,26 @@ def _states(completed: Sequence[RunResult]) -> dict[tuple[int, int], list[int]]:
             for ep in task.episodes:
                 out[(task.task_id, ep.init_state)].append(int(ep.success))
     return dict(sorted(out.items()))
+
+
+def _episodes(completed: Sequence[RunResult]) -> dict[tuple[int, int], list[StateEpisode]]:
+    """(task_id, init_state) -> that state's episodes, one per completed run, by run index."""
+    out: dict[tuple[int, int], list[StateEpisode]] = defaultdict(list)
+    for run in sorted(completed, key=lambda r: r.run_index):
+        for task in run.tasks:
+            for ep in task.episodes:
+                out[(task.task_id, ep.init_state)].append(
+                    StateEpisode(
+                        run_index=run.run_index,
+                        seed=ep.seed,
+                        success=ep.success,
+                        steps=ep.steps,
+                        retries=ep.retries,
+                        video=ep.video,
+                        error=ep.error,
+                    )
+                )
+    return out
 
 
 def _disagreement(completed: Sequence[RunResult], states: dict[tuple[int, int], list[int]]) -> Disagreement | None:
@@ -208,15 +230,19 @@ def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteRepo
         for r in ordered
     ]
     states = _states(completed)
+    episodes = _episodes(completed)
     k = sum(sum(v) for v in states.values())
     n = sum(len(v) for v in states.values())
+    provenance = {r.result.run_index: r.result.provenance for r in ordered}
+    for summary in summaries:
+        summary.provenance = provenance[summary.run_index]
     return SuiteReport(
         suite=results[0].suite,
         runs_expected=runs_expected,
         runs_completed=len(completed),
         complete=len(completed) >= runs_expected and len(completed) == len(results),
         runs=summaries,
-        tasks=_task_summaries(results, completed, states),
+        tasks=task_disagreements(_task_summaries(results, completed, states), completed, states),
         ci_method=CLUSTERED_METHOD,
         episodes=n,
         successes=k,
@@ -224,7 +250,10 @@ def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteRepo
         disagreement=_disagreement(completed, states),
         protocol=_protocol(results[0]),
         episode_errors=sum(e.error is not None for r in completed for t in r.tasks for e in t.episodes),
-        states=[StateOutcome(task_id=t, init_state=s, successes=sum(v), trials=len(v)) for (t, s), v in states.items()],
+        states=[
+            StateOutcome(task_id=t, init_state=s, successes=sum(v), trials=len(v), episodes=episodes[(t, s)])
+            for (t, s), v in states.items()
+        ],
         **_suite_stats(completed, states),
     )
 

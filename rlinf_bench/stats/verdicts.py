@@ -15,9 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rlinf_bench.baselines import Baseline
-from rlinf_bench.contracts import CheckpointReport, SuiteReport, Verdict, VerdictValue
+from rlinf_bench.contracts import CheckpointReport, StateOutcome, SuiteReport, Verdict, VerdictValue
 from rlinf_bench.protocols import RunProtocol, protocol_differences
+from rlinf_bench.reporting.provenance_diff import changes_line, environment_changes
+from rlinf_bench.stats.flips import flipped_states
 from rlinf_bench.stats.intervals import clustered_interval
+from rlinf_bench.stats.power import mde_constant, mde_paired, mde_two_proportion
 from rlinf_bench.stats.significance import (
     ComparisonOutcome,
     compare_to_constant,
@@ -51,6 +54,9 @@ def _decide(outcome: ComparisonOutcome, alpha: float) -> VerdictValue:
 
 
 def _incomplete(suite: SuiteReport, **fields: object) -> Verdict:
+    if suite.complete and not suite.states:
+        reason = "no per-state outcomes in this report (written before they were recorded): aggregate the runs again"
+        return Verdict(suite=suite.suite, value=VerdictValue.INCOMPLETE, reason=reason, **fields)
     missing = suite.runs_expected - suite.runs_completed
     bad = [f"run {r.run_index} {r.status.value}" for r in suite.runs if r.status.value != "complete"]
     reason = f"{suite.runs_completed} of {suite.runs_expected} runs completed" + (
@@ -139,6 +145,7 @@ def _against_constant(
         p_value=out.p_below,
         p_value_above=out.p_above,
         units=out.units,
+        mde=mde_constant(ref, cfg.tolerance, est.effective_n, est.df, cfg.alpha),
         **common,
     )
 
@@ -210,6 +217,7 @@ def average_verdicts(report: CheckpointReport, baselines: Sequence[Baseline], cf
         out.append(
             Verdict(
                 value=_decide(res, cfg.alpha),
+                mde=mde_constant(b.average / 100.0, cfg.tolerance, n_eff, df, cfg.alpha),
                 estimate=rate,
                 difference=rate - b.average / 100.0,
                 test=f"{res.test}, mean of {k} suites",
@@ -248,33 +256,66 @@ def reference_verdict(
     ref = {(s.task_id, s.init_state): s for s in reference.states}
     k1, n1 = current.successes, current.episodes
     k2, n2 = reference.successes, reference.episodes
-    if cur.keys() == ref.keys():
+    refusal = pairing_refusal(cur, ref)
+    reason = ""
+    if refusal is None:
         keys = sorted(cur)
-        out = paired_test(
-            [cur[k].successes / cur[k].trials for k in keys],
-            [ref[k].successes / ref[k].trials for k in keys],
-            cfg.tolerance_previous,
-        )
-        paired = True
+        now, before = [cur[k].successes / cur[k].trials for k in keys], [ref[k].successes / ref[k].trials for k in keys]
+        out = paired_test(now, before, cfg.tolerance_previous)
+        mde = mde_paired(now, before, [cur[k].trials for k in keys], cfg.tolerance_previous, cfg.alpha)
     else:
-        out = two_proportion_test(
-            k1, n1, current.design_effect or 1.0, k2, n2, reference.design_effect or 1.0, cfg.tolerance_previous
-        )
-        paired = False
+        d1, d2 = current.design_effect or 1.0, reference.design_effect or 1.0
+        out = two_proportion_test(k1, n1, d1, k2, n2, d2, cfg.tolerance_previous)
+        mde = mde_two_proportion(k1 / n1, n1, d1, k2 / n2, n2, d2, cfg.tolerance_previous, cfg.alpha)
+        reason = f"paired comparison refused: {refusal}; unpaired test instead"
     est, ref_rate = k1 / n1, k2 / n2
+    value = _decide(out, cfg.alpha)
+    changes = environment_changes(current, reference)
+    if changes and value == VerdictValue.BELOW:
+        # The first thing a reader of a regression must know: the weights were not the only change.
+        reason = f"environment changed: {changes_line(changes)}" + (f"; {reason}" if reason else "")
     return Verdict(
         suite=current.suite,
-        value=_decide(out, cfg.alpha),
+        value=value,
         estimate=est,
         difference=est - ref_rate,
-        test=out.test,
+        test=out.test if refusal is None else f"{out.test}, unpaired fallback",
         statistic=out.statistic,
         p_value=out.p_below,
         p_value_above=out.p_above,
-        paired=paired,
+        paired=refusal is None,
         units=out.units,
+        mde=mde,
+        environment_changes=changes,
+        reason=reason,
         **{**common, "reference": ref_rate},
     )
+
+
+def pairing_refusal(cur: dict[tuple[int, int], StateOutcome], ref: dict[tuple[int, int], StateOutcome]) -> str | None:
+    """Why the two checkpoints' states cannot be paired (None: they can).
+
+    Pairing needs the same initial states, each replayed with the same seeds: otherwise a state's
+    difference mixes the policy's change with the environment's randomness (huggingface/lerobot#4152).
+    Seeds are compared when both reports recorded per-episode rows.
+    """
+    if cur.keys() != ref.keys():
+        only_now, only_before = len(cur.keys() - ref.keys()), len(ref.keys() - cur.keys())
+        return (
+            f"the checkpoints were evaluated on different initial states ({only_now} only at this checkpoint, "
+            f"{only_before} only at the reference)"
+        )
+    differ = [
+        k
+        for k in sorted(cur)
+        if cur[k].episodes
+        and ref[k].episodes
+        and sorted(e.seed for e in cur[k].episodes) != sorted(e.seed for e in ref[k].episodes)
+    ]
+    if differ:
+        task, state = differ[0]
+        return f"{len(differ)} initial state(s) were replayed with different seeds (first: task {task}, state {state})"
+    return None
 
 
 def _label(report: CheckpointReport) -> str:
@@ -327,6 +368,8 @@ def apply_verdicts(
             previous, best = pick_previous_and_best(report, history, suite.suite)
         if previous is not None:
             verdicts.append(reference_verdict(suite, previous[1], kind="previous", label=previous[0], cfg=cfg))
+            suite.flips = flipped_states(suite, previous[1]) if suite.complete and previous[1].complete else []
+            suite.flips_against = previous[0] if suite.flips else ""
         if best is not None and previous is not None and best[0] != previous[0]:
             verdicts.append(reference_verdict(suite, best[1], kind="best", label=best[0], cfg=cfg))
         if suite.episode_errors:

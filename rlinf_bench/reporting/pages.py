@@ -1,0 +1,243 @@
+"""The browsable report site: index -> checkpoint -> suite -> task (initial-state grid, episode rows).
+
+Every page is rendered from a Jinja2 template with autoescape (see :mod:`templating`). Pages link to
+each other with relative URLs, so the same folder works from disk, from an S3 prefix behind a web
+front, or zipped. Videos are copied next to the pages; one that cannot be read shows "no video".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlinf_bench.contracts import CheckpointReport, Provenance, StateOutcome, SuiteReport
+from rlinf_bench.reporting.format import checkpoint_title
+from rlinf_bench.reporting.provenance_diff import provenance_fields
+from rlinf_bench.reporting.templating import render
+from rlinf_bench.stats.verdicts import pick_previous_and_best
+
+__all__ = ["VideoReader", "checkpoint_slug", "write_pages"]
+
+#: Reads a recorded video by URI; None (or an exception) when it cannot be had: the page says "no video".
+VideoReader = Callable[[str], bytes | None]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "x"
+
+
+def checkpoint_slug(report: CheckpointReport) -> str:
+    """Folder name of a checkpoint's pages: ``<experiment>-step_<N>`` (the URI's digest without a step)."""
+    if report.global_step is not None:
+        return _slug(f"{report.experiment or 'checkpoint'}-step_{report.global_step}")
+    return "ckpt-" + hashlib.sha256(report.checkpoint_uri.encode()).hexdigest()[:12]
+
+
+def _provenance_rows(suite: SuiteReport) -> list[tuple[str, list[str]]]:
+    """field -> value per run: the diffed fields first, then the rest of what a run records."""
+    per_run: list[Provenance | None] = [r.provenance for r in suite.runs]
+    fields = [provenance_fields([p]) for p in per_run]
+    rows = [(name, [f[name][1] for f in fields]) for name in (fields[0] if fields else {})]
+
+    def get(attr: str) -> list[str]:
+        out = []
+        for p in per_run:
+            value: Any = getattr(p, attr) if p is not None else None
+            if isinstance(value, list):
+                value = " ".join(str(v) for v in value)
+            out.append(str(value) if value not in (None, "", []) else "unknown")
+        return out
+
+    for label, attr in (
+        ("python", "python"),
+        ("git sha", "git_sha"),
+        ("host", "host"),
+        ("platform", "platform"),
+        ("cpu", "cpu"),
+        ("gpus", "gpu"),
+        ("weights sha256", "checkpoint_sha256"),
+        ("command", "command"),
+    ):
+        rows.append((label, get(attr)))
+    return rows
+
+
+@dataclass
+class _Site:
+    out: Path
+    reports: Sequence[CheckpointReport]
+    read_video: VideoReader | None
+    written: list[Path] = field(default_factory=list)
+    videos: dict[str, str | None] = field(default_factory=dict)
+
+    def write(self, rel: str, html: str) -> None:
+        path = self.out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8")
+        self.written.append(path)
+
+    def video(self, uri: str | None, root: str) -> str | None:
+        """Relative link to a copy of the video, or None when it cannot be read."""
+        if not uri:
+            return None
+        if uri.startswith(("http://", "https://")):
+            return uri
+        if uri not in self.videos:
+            self.videos[uri] = self._copy(uri)
+        rel = self.videos[uri]
+        return None if rel is None else root + rel
+
+    def _copy(self, uri: str) -> str | None:
+        try:
+            data = self.read_video(uri) if self.read_video is not None else None
+        except Exception:  # a missing or unreadable video must not break the report
+            data = None
+        if data is None:
+            return None
+        name = f"{hashlib.sha256(uri.encode()).hexdigest()[:10]}-{_slug(Path(uri).name)}"
+        self.write_bytes(f"videos/{name}", data)
+        return f"videos/{name}"
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        path = self.out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        self.written.append(path)
+
+
+def _crumbs(root: str, *rest: tuple[str, str | None]) -> list[tuple[str, str | None]]:
+    return [("index", f"{root}index.html"), *rest]
+
+
+def _write_checkpoint(site: _Site, report: CheckpointReport) -> None:
+    slug = checkpoint_slug(report)
+    title = checkpoint_title(report)
+    site.write(
+        f"checkpoints/{slug}.html",
+        render(
+            "checkpoint.html.j2",
+            title=title,
+            crumbs=_crumbs("../", (title, None)),
+            report=report,
+            suite_links={s.suite: f"{slug}/{_slug(s.suite)}.html" for s in report.suites},
+            provenance={s.suite: _provenance_rows(s) for s in report.suites},
+        ),
+    )
+    for suite in report.suites:
+        prev, _ = pick_previous_and_best(report, site.reports, suite.suite)
+        _write_suite(site, report, suite, prev)
+
+
+def _write_suite(
+    site: _Site, report: CheckpointReport, suite: SuiteReport, prev: tuple[str, SuiteReport] | None
+) -> None:
+    slug, name = checkpoint_slug(report), _slug(suite.suite)
+    title = f"{checkpoint_title(report)} / {suite.suite}"
+    flips = Counter(f.task_id for f in suite.flips)
+    flagged = [t.disagreement for t in suite.tasks if t.disagreement is not None]
+    site.write(
+        f"checkpoints/{slug}/{name}.html",
+        render(
+            "suite.html.j2",
+            title=title,
+            crumbs=_crumbs("../../", (checkpoint_title(report), f"../{slug}.html"), (suite.suite, None)),
+            suite=suite,
+            previous_label=prev[0] if prev else "",
+            previous_rates={t.task_id: t.success_rate_mean for t in prev[1].tasks} if prev else {},
+            task_links={t.task_id: f"{name}/task_{t.task_id}.html" for t in suite.tasks},
+            flip_counts={k: f"{v} state(s)" for k, v in flips.items()},
+            correction=flagged[0].correction if flagged else "",
+        ),
+    )
+    for task in suite.tasks:
+        _write_task(site, report, suite, task.task_id, prev)
+
+
+def _cells(state: StateOutcome | None, runs: list[int]) -> list[str]:
+    if state is None or not state.episodes:
+        if state is not None and state.trials:  # older report: counts only, no per-run rows
+            return (
+                ["ok"] * state.successes
+                + ["ko"] * (state.trials - state.successes)
+                + ["na"] * (len(runs) - state.trials)
+            )
+        return ["na"] * len(runs)
+    by_run = {e.run_index: e.success for e in state.episodes}
+    return ["na" if r not in by_run else ("ok" if by_run[r] else "ko") for r in runs]
+
+
+def _write_task(
+    site: _Site, report: CheckpointReport, suite: SuiteReport, task_id: int, prev: tuple[str, SuiteReport] | None
+) -> None:
+    slug, name = checkpoint_slug(report), _slug(suite.suite)
+    task = next(t for t in suite.tasks if t.task_id == task_id)
+    root = "../../../"
+    runs = [r.run_index for r in suite.runs if r.status.value == "complete"]
+    states = {s.init_state: s for s in suite.states if s.task_id == task_id}
+    before = {s.init_state: s for s in prev[1].states if s.task_id == task_id} if prev else {}
+    prev_runs = [r.run_index for r in prev[1].runs if r.status.value == "complete"] if prev else []
+    flips = {f.init_state: f.direction for f in suite.flips if f.task_id == task_id}
+    grid = [
+        {
+            "state": st,
+            "now": _cells(states.get(st), runs),
+            "before": _cells(before.get(st), prev_runs) if prev else [],
+            "flip": flips.get(st, ""),
+        }
+        for st in sorted(set(states) | set(before))
+    ]
+    episodes = [
+        {
+            "state": s.init_state,
+            "run_index": e.run_index,
+            "seed": e.seed,
+            "success": e.success,
+            "steps": e.steps,
+            "retries": e.retries,
+            "video_href": site.video(e.video, root),
+            "error": e.error,
+        }
+        for s in sorted(states.values(), key=lambda x: x.init_state)
+        for e in s.episodes
+    ]
+    title = f"{checkpoint_title(report)} / {suite.suite} / task {task.task_id}: {task.task_name}"
+    site.write(
+        f"checkpoints/{slug}/{name}/task_{task_id}.html",
+        render(
+            "task.html.j2",
+            title=title,
+            crumbs=_crumbs(
+                root,
+                (checkpoint_title(report), f"../../{slug}.html"),
+                (suite.suite, f"../{name}.html"),
+                (f"task {task.task_id}", None),
+            ),
+            runs=runs,
+            previous_runs=prev_runs,
+            previous_label=prev[0] if prev else "",
+            grid=grid,
+            episodes=episodes,
+        ),
+    )
+
+
+def write_pages(
+    reports: Sequence[CheckpointReport],
+    out_dir: Path,
+    *,
+    read_video: VideoReader | None = None,
+    detail: Sequence[CheckpointReport] | None = None,
+) -> tuple[dict[str, str], list[Path]]:
+    """Write the pages of ``detail`` (default: every report) under ``out_dir/checkpoints``; ``reports``
+    supply the previous checkpoints. Returns (checkpoint URI -> relative link, files written)."""
+    site = _Site(out_dir, reports, read_video)
+    chosen = reports if detail is None else detail
+    for report in chosen:
+        _write_checkpoint(site, report)
+    links = {r.checkpoint_uri: f"checkpoints/{checkpoint_slug(r)}.html" for r in chosen}
+    return links, site.written

@@ -1,0 +1,57 @@
+"""The Jinja2 environment of the HTML reports: package templates, autoescape on, shared helpers.
+
+Autoescape is on for every template: task names, errors, commands and provenance come from files
+anyone can write, and a ``<`` in them must print as text, never become markup.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from rlinf_bench.reporting.format import (
+    VERDICT_MARK,
+    checkpoint_title,
+    interval,
+    mde_text,
+    mean_std,
+    pct,
+    pvalue,
+    verdict_against,
+    verdict_note,
+)
+from rlinf_bench.stats.flips import flip_summary
+
+__all__ = ["environment", "render"]
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    """One environment per process (templates are compiled once)."""
+    env = Environment(
+        loader=PackageLoader("rlinf_bench.reporting", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,  # a typo in a template fails the render instead of printing nothing
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(
+        mark=VERDICT_MARK,
+        pct=pct,
+        interval=interval,
+        mean_std=mean_std,
+        pvalue=pvalue,
+        against=verdict_against,
+        note=verdict_note,
+        mde=mde_text,
+        ctitle=checkpoint_title,
+        flip_lines=flip_summary,
+    )
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    """Render ``template`` (a file in rlinf_bench/reporting/templates) with ``context``."""
+    return environment().get_template(template).render(**context)
