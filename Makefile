@@ -28,8 +28,11 @@ $(STAMP): pyproject.toml | $(PY)
 
 setup: $(STAMP) setup-rlinf
 
-demo: setup
-	$(PY) -m eval_runner.demo
+# The embedded default (docs/embedded.md): template.yaml's stack in moto (samtranslator from .venv-tools),
+# two demo checkpoints through the whole flow. DEMO_OUT holds MLflow, the report and the outbox.
+DEMO_OUT ?= demo-out
+demo: setup setup-sam
+	$(VENV)/bin/rlinf-bench demo --out $(DEMO_OUT)
 
 # Is this machine ready? Every check with what it measured and the fix (docs/doctor.md). DOCTOR_ARGS: e.g. --for eval.
 DOCTOR_ARGS ?=
@@ -209,6 +212,9 @@ CHECKOV_STAMP := $(CHECKOV_VENV)/.setup-stamp
 NODE_STAMP := $(TOOLS_DIR)/node_modules/.setup-stamp
 DEPLOY_CHECK_DIR ?= build/deploy-check
 ASL := statemachine/evaluate_checkpoint.asl.json
+
+.PHONY: setup-sam
+setup-sam: $(TOOLS_STAMP)  # samtranslator: the embedded default deploys template.yaml as CloudFormation
 
 $(TOOLS_STAMP): $(TOOLS_DIR)/sam-requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }

@@ -35,9 +35,20 @@ COMMAND_MODULES: list[str] = [
 #: Entry-point group through which other installed packages add subcommands: ``name = "module:register"``.
 COMMAND_GROUP = "rlinf_bench.commands"
 
-#: Commands in the order a user meets them (evaluate, compare, report, probe, trigger, backfill); any
-#: other registered command follows in registration order.
-FLOW_ORDER: tuple[str, ...] = ("evaluate", "compare", "report", "probe", "trigger", "backfill")
+#: Commands in the order a user meets them (demo, pipeline, evaluate, compare, report, probe, trigger,
+#: backfill, watch, status); any other registered command follows in registration order.
+FLOW_ORDER: tuple[str, ...] = (
+    "demo",
+    "pipeline",
+    "evaluate",
+    "compare",
+    "report",
+    "probe",
+    "trigger",
+    "backfill",
+    "watch",
+    "status",
+)
 
 DESCRIPTION = """\
 rlinf-bench evaluates RLinf checkpoints on LIBERO with real rollouts (3 runs x 50 trials per task,

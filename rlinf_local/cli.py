@@ -1,0 +1,185 @@
+"""``rlinf-bench pipeline | demo | watch | status``: the embedded default's commands.
+
+They reach the core CLI through the ``rlinf_bench.commands`` entry points (pyproject.toml), like the
+Job packages' commands, so the core never imports this package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rlinf_bench.cli.help_format import ExampleFormatter
+
+__all__ = ["register_demo", "register_pipeline", "register_status", "register_watch"]
+
+
+@contextlib.contextmanager
+def quiet_stdout(enabled: bool) -> Iterator[None]:
+    """With --json, everything but the JSON document (Lambda logs, progress) goes to stderr."""
+    if not enabled:
+        yield
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def emit_json(doc: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def _quiet_loggers(verbose: bool) -> None:
+    # The moto server logs every request, and moto's engine logs a Fail state as an error: both are noise here.
+    for name in ("werkzeug", "moto"):
+        logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.CRITICAL)
+    for name in ("botocore", "mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.WARNING)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, required=True, help="folder for MLflow, report, outbox, results and state")
+    p.add_argument("--json", action="store_true", help="print the outcome as one JSON document on stdout")
+    p.add_argument(
+        "--tracking-uri",
+        default="",
+        help="publish to this MLflow server (http://...) instead of the local store DIR/mlflow.db",
+    )
+    p.add_argument("--max-parallel", type=int, default=2, help="Jobs running at once (default 2)")
+
+
+def register_pipeline(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "pipeline",
+        help="evaluate one checkpoint through the whole AWS flow on this machine (moto, local Jobs)",
+        description="Deploy template.yaml into a local moto account, put the checkpoint into its bucket, and "
+        "let S3 -> EventBridge -> SQS -> router -> Step Functions -> Jobs -> aggregate -> publish run. "
+        "Writes DIR/mlflow.db, DIR/report/report.html, DIR/outbox/email/*.txt, DIR/outbox/slack/*.json. "
+        "Exit status 1 when an execution failed; 2 on bad input; 130 on Ctrl-C (run it again to resume).",
+        epilog="example: rlinf-bench pipeline --checkpoint runs/exp/checkpoints/global_step_400 --out pipeline-out",
+        formatter_class=ExampleFormatter,
+    )
+    p.add_argument("--checkpoint", required=True, help="an RLinf checkpoint directory (…/checkpoints/global_step_N)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="intake config (YAML/JSON eval matrix, docs/intake.md); default: the demo's small budget",
+    )
+    _common(p)
+    p.set_defaults(func=_run_pipeline)
+
+
+def _run_pipeline(args: argparse.Namespace) -> int:
+    from rlinf_local.runs import run_pipeline
+
+    _quiet_loggers(getattr(args, "verbose", False))
+    with quiet_stdout(args.json):
+        outcome = run_pipeline(
+            [args.checkpoint],
+            out=args.out,
+            config=args.config,
+            tracking_uri=args.tracking_uri,
+            max_parallel=args.max_parallel,
+        )
+    if args.json:
+        emit_json(outcome.to_dict())
+    return 0 if outcome.ok else 1
+
+
+def register_demo(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="the whole product on this machine: two demo checkpoints through the pipeline (make demo)",
+        description="Write two demo checkpoints of one experiment (global_step 100 and 200, different weights) "
+        "and run the pipeline on both in turn; the second is compared with the first. Budget: LIBERO-Spatial, "
+        "2 tasks x 3 trials x 3 runs, short horizon, 2 workers; probes storage, checkpoint_io, gpu, nccl (gloo).",
+        epilog="example: rlinf-bench demo --out demo-out",
+        formatter_class=ExampleFormatter,
+    )
+    _common(p)
+    p.set_defaults(func=_run_demo)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from rlinf_local.demo import run_demo
+
+    _quiet_loggers(getattr(args, "verbose", False))
+    with quiet_stdout(args.json):
+        outcome = run_demo(args.out, tracking_uri=args.tracking_uri, max_parallel=args.max_parallel)
+    if args.json:
+        emit_json(outcome.to_dict())
+    return 0 if outcome.ok else 1
+
+
+def register_watch(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "watch",
+        help="evaluate every checkpoint that completes under a local RLinf log root (one workstation)",
+        description="Mirror ROOT into the local bucket as files appear; the router's own completeness and "
+        "quiet-period rules decide when a checkpoint is complete, and each complete one runs through the "
+        "pipeline once. State under DIR: a restart evaluates nothing twice. Ctrl-C leaves nothing half-recorded.",
+        epilog="example: rlinf-bench watch runs/ --out watch-out",
+        formatter_class=ExampleFormatter,
+    )
+    p.add_argument("root", type=Path, help="RLinf log root (…/<experiment>/checkpoints/global_step_N below it)")
+    p.add_argument("--config", type=Path, default=None, help="intake config; default: the demo's small budget")
+    p.add_argument("--quiet-period", type=float, default=None, help="seconds nothing may change (default: config's)")
+    p.add_argument("--interval", type=float, default=2.0, help="seconds between scans of ROOT (default 2)")
+    p.add_argument("--max-checkpoints", type=int, default=0, help="stop after this many evaluations (0: never)")
+    _common(p)
+    p.set_defaults(func=_run_watch)
+
+
+def _run_watch(args: argparse.Namespace) -> int:
+    from rlinf_local.watch import watch
+
+    _quiet_loggers(getattr(args, "verbose", False))
+    with quiet_stdout(args.json):
+        outcome = watch(
+            args.root,
+            out=args.out,
+            config=args.config,
+            tracking_uri=args.tracking_uri,
+            max_parallel=args.max_parallel,
+            quiet_period_s=args.quiet_period,
+            interval_s=args.interval,
+            max_checkpoints=args.max_checkpoints,
+        )
+    if args.json:
+        emit_json(outcome.to_dict())
+    return 0 if all(e.status == "SUCCEEDED" for e in outcome.executions) else 1
+
+
+def register_status(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "status",
+        help="list evaluations: state, runs done/failed, verdict (local --out DIR or a deployed stack)",
+        description="Read DIR/state.json of the embedded default, or ask Step Functions about a deployed stack.",
+        epilog="example: rlinf-bench status --out demo-out\n"
+        "         rlinf-bench status --state-machine-arn arn:aws:states:us-east-1:123456789012:stateMachine:rlinf",
+        formatter_class=ExampleFormatter,
+    )
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=Path, help="an embedded default's folder")
+    where.add_argument("--state-machine-arn", help="the deployed stack's EvaluationStateMachineArn")
+    p.add_argument("--limit", type=int, default=20, help="newest executions to show (deployed; default 20)")
+    p.add_argument("--json", action="store_true", help="print {executions: [...]} as JSON")
+    p.set_defaults(func=_run_status)
+
+
+def _run_status(args: argparse.Namespace) -> int:
+    from rlinf_local.status import format_status, local_status, remote_status
+
+    executions = local_status(args.out) if args.out else remote_status(args.state_machine_arn, limit=args.limit)
+    if args.json:
+        emit_json({"executions": [e.public() for e in executions]})
+    else:
+        print(format_status(executions))
+    return 0

@@ -1,0 +1,242 @@
+"""The embedded default: template.yaml's stack in moto, the real handlers, local Jobs, outputs under DIR.
+
+One :class:`Embedded` is one private account with the stack deployed. Putting a checkpoint into its
+bucket starts the same chain as on AWS: S3 -> EventBridge -> SQS -> (poller) router -> Step Functions
+(moto's engine executes the ASL) -> job_submitter -> Jobs as local subprocesses (LocalExecutor) that
+call back -> aggregator -> publisher (MLflow, SNS) -> email queue and slack_notifier -> outbox files.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import Any
+
+from rlinf_bench.errors import ConfigError
+from rlinf_bench.intake.poller import SqsPoller
+from rlinf_bench.k8s.local_executor import LocalExecutor
+from rlinf_local.aws import LocalAws, local_aws
+from rlinf_local.inputs import LocalCheckpoint
+from rlinf_local.lambdas import FUNCTION_FOLDERS, load_app
+from rlinf_local.outbox import EmailOutbox, SlackOutbox
+from rlinf_local.stack import REPO, Adaptation, LocalStack, StackParameters, deploy_stack, transformed_template
+
+__all__ = ["Embedded"]
+
+log = logging.getLogger(__name__)
+CONFIG_KEY = "config/intake.yaml"
+RESULTS = "results/"
+Echo = Callable[[str], None]
+
+
+class Embedded:
+    """Deploy on enter; :meth:`put_checkpoint`, :meth:`route`, :meth:`wait`; everything stops on exit."""
+
+    def __init__(
+        self,
+        out: Path,
+        *,
+        config_text: str = "",
+        tracking_uri: str = "",
+        quiet_period_s: float = 0.0,
+        max_parallel: int = 2,
+        echo: Echo = print,
+    ) -> None:
+        self.out = out.resolve()
+        self.config_text = config_text
+        self.tracking_uri = tracking_uri or f"sqlite:///{self.out / 'mlflow.db'}"
+        self.quiet_period_s = quiet_period_s
+        self.echo = echo
+        self.executor = LocalExecutor(self.out / "jobs", max_parallel=max_parallel, cwd=REPO)
+        self.modules: dict[str, ModuleType] = {}
+        self._stack = ExitStack()
+        self.aws: LocalAws
+        self.stack: LocalStack
+        self.email: EmailOutbox
+        self.slack: SlackOutbox
+        self.poller: SqsPoller
+
+    # -- set-up ----------------------------------------------------------------------------------
+    def __enter__(self) -> Embedded:
+        self.out.mkdir(parents=True, exist_ok=True)
+        try:
+            self._start()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        self._stack.close()
+
+    def _start(self) -> None:
+        template = transformed_template()  # before moto starts: a missing tool fails fast
+        self.aws = self._stack.enter_context(local_aws())
+        self._stack.callback(self.executor.shutdown)
+        self.slack = SlackOutbox(self.out / "outbox" / "slack")
+        self._stack.callback(self.slack.close)
+        # moto's CloudFormation skips AWS::SecretsManager::Secret: the secret is made here and passed in.
+        secret = self.aws.client("secretsmanager").create_secret(
+            Name="rlinf-bench/slack-webhook", SecretString=self.slack.url
+        )["ARN"]
+        http_uri = self.tracking_uri if self.tracking_uri.startswith(("http://", "https://")) else ""
+        bucket = "rlinf-checkpoints"
+        params = StackParameters(
+            mlflow_tracking_uri=http_uri or "http://127.0.0.1:5000",
+            intake_config=f"s3://{bucket}/{CONFIG_KEY}" if self.config_text else "",
+            quiet_period_s=self.quiet_period_s,
+            slack_secret_arn=secret,
+            bucket=bucket,
+        )
+        self.stack = deploy_stack(self.aws.client, params, template)
+        self.stack.adaptations += self._local_adaptations(http_uri)
+        s3 = self.aws.client("s3")
+        if self.config_text:
+            s3.put_object(Bucket=self.stack.bucket, Key=CONFIG_KEY, Body=self.config_text.encode())
+        self._restore_results()
+        self._load_functions(http_uri)
+        sns = self.aws.client("sns")
+        slack_name = self.stack.functions["SlackNotifierFunction"][0]
+        slack_arn = self.aws.client("lambda").get_function_configuration(FunctionName=slack_name)["FunctionArn"]
+        sns.subscribe(TopicArn=self.stack.topic_arn, Protocol="lambda", Endpoint=slack_arn)
+        self.email = EmailOutbox.subscribe(
+            self.out / "outbox" / "email", self.aws.client("sqs"), sns, self.stack.topic_arn
+        )
+        router = self.modules["checkpoint_router"]
+        self.poller = SqsPoller(self.aws.client("sqs"), self.stack.intake_queue_url, router.lambda_handler)
+
+    def _local_adaptations(self, http_uri: str) -> list[Adaptation]:
+        changes = [
+            Adaptation(
+                "Slack webhook secret created by API, holding a loopback webhook that writes DIR/outbox/slack/",
+                "moto's CloudFormation skips AWS::SecretsManager::Secret",
+            ),
+            Adaptation(
+                "email: an SQS queue subscribed to the results topic; each message becomes DIR/outbox/email/*.txt",
+                "no mail server here",
+            ),
+            Adaptation("COMPUTE=local:DIR/jobs for the submitter and the notifier", "Jobs run as local subprocesses"),
+            Adaptation("JOB_ENV: the moto endpoint and dummy credentials", "Jobs call back to the local account"),
+            Adaptation("images are placeholder digests", "the LocalExecutor runs the Job command with this venv"),
+        ]
+        if not http_uri:
+            changes.append(
+                Adaptation(
+                    f"MLFLOW_TRACKING_URI={self.tracking_uri}",
+                    "the template asks for an http(s) server; the embedded default keeps a local store",
+                )
+            )
+        return changes
+
+    def _load_functions(self, http_uri: str) -> None:
+        overrides = {
+            "COMPUTE": f"local:{self.out / 'jobs'}",
+            "MPLCONFIGDIR": str(self.out / ".matplotlib"),
+        }
+        always = {
+            "JOB_ENV": json.dumps(self.aws.job_env),
+            "AWS_REGION": "us-east-1",
+            # One line per invocation at INFO would bury the progress; warnings and errors still show.
+            "POWERTOOLS_LOG_LEVEL": os.environ.get("RLINF_BENCH_LAMBDA_LOG_LEVEL", "WARNING"),
+        }
+        for logical, (name, env) in self.stack.functions.items():
+            folder = FUNCTION_FOLDERS[logical]
+            # Settings the template gives a function are replaced for local use; it gets no new ones but these.
+            env = {**env, **{k: v for k, v in overrides.items() if k in env}, **always}
+            if "MLFLOW_TRACKING_URI" in env and not http_uri:
+                env["MLFLOW_TRACKING_URI"] = self.tracking_uri
+            module = load_app(REPO / "functions" / folder / "app.py", f"_rlinf_local_{folder}_{id(self)}", env)
+            if hasattr(module, "CLIENTS"):
+                module.CLIENTS.submitter_factory = lambda: self.executor
+            self.modules[folder] = module
+            dlq = self.stack.slack_dlq_url if folder == "slack_notifier" else ""
+            self.aws.lambdas.register(name, module.lambda_handler, dead_letter_queue_url=dlq)
+
+    # -- the flow ----------------------------------------------------------------------------------
+    def put_checkpoint(self, ckpt: LocalCheckpoint) -> str:
+        """Upload the checkpoint's files (last file last), as FSx's export would; returns its S3 URI."""
+        s3 = self.aws.client("s3")
+        for path in ckpt.files():
+            key = f"{ckpt.key_prefix}/{path.relative_to(ckpt.path).as_posix()}"
+            s3.upload_file(str(path), self.stack.bucket, key)
+        return f"s3://{self.stack.bucket}/{ckpt.key_prefix}"
+
+    def executions(self) -> dict[str, str]:
+        """name -> ARN of every execution of the state machine."""
+        sfn = self.aws.client("stepfunctions")
+        found = sfn.list_executions(stateMachineArn=self.stack.state_machine_arn)["executions"]
+        return {e["name"]: e["executionArn"] for e in found}
+
+    def route(self) -> None:
+        """Hand what is in the intake queue to the router once; deferred checkpoints come back later."""
+        self.poller.release()
+        self.poller.drain()
+
+    def route_until_started(self, known: set[str], *, timeout_s: float = 120.0) -> dict[str, str]:
+        """Poll the intake queue until at least one new execution exists; name -> ARN of the new ones."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self.route()
+            new = {n: a for n, a in self.executions().items() if n not in known}
+            if new:
+                return new
+            if time.monotonic() > deadline:
+                raise ConfigError(
+                    f"the router started no evaluation within {timeout_s:.0f} s; dead letters: {self.dead_letters()}"
+                )
+            time.sleep(1.0)
+
+    def dead_letters(self) -> list[str]:
+        from rlinf_bench.intake.local import read_dead_letters
+
+        return [f"{d['reason']}" for d in read_dead_letters(self.aws.client("sqs"), self.stack.intake_dlq_url)]
+
+    def wait(self, arn: str, *, poll_s: float = 1.0) -> str:
+        """Block until the execution ends; returns its status. Outbox files are written as messages arrive."""
+        sfn = self.aws.client("stepfunctions")
+        while True:
+            status = str(sfn.describe_execution(executionArn=arn)["status"])
+            self.email.drain()
+            if status != "RUNNING":
+                return status
+            time.sleep(poll_s)
+
+    def interrupt(self, arn: str) -> None:
+        """Stop the Jobs, then the execution; what finished is saved by :meth:`save_results`."""
+        self.executor.shutdown()
+        try:
+            self.aws.client("stepfunctions").stop_execution(
+                executionArn=arn, error="Interrupted", cause="Ctrl-C: stopped by the user; run the command again"
+            )
+        except Exception as exc:  # the execution may have ended meanwhile
+            log.info("stop_execution: %s", exc)
+
+    # -- state kept under DIR ----------------------------------------------------------------------
+    def save_results(self) -> None:
+        """Copy s3://bucket/results/ to DIR/results/, so a later run resumes from the finished runs."""
+        s3 = self.aws.client("s3")
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.stack.bucket, Prefix=RESULTS):
+            for obj in page.get("Contents", []):
+                target = self.out / obj["Key"]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                s3.download_file(self.stack.bucket, obj["Key"], str(target))
+
+    def _restore_results(self) -> None:
+        root = self.out / "results"
+        if not root.is_dir():
+            return
+        s3 = self.aws.client("s3")
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            s3.upload_file(str(path), self.stack.bucket, path.relative_to(self.out).as_posix())
+
+    def read_json(self, uri: str) -> Any:
+        """A JSON document from the local bucket (a report, a result)."""
+        bucket, key = uri.removeprefix("s3://").split("/", 1)
+        body = self.aws.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+        return json.loads(body)

@@ -1,0 +1,112 @@
+"""``rlinf-bench watch ROOT``: the embedded default for one workstation that trains with RLinf.
+
+Files under ROOT are mirrored into the local bucket as they appear or change (what FSx's export does on
+AWS); the router then applies its own rules (a layout's last file, every required file present, the
+quiet period) and starts one execution per complete checkpoint, which runs to the end before the next
+scan. ``DIR/state.json`` records every execution: a checkpoint that finished (succeeded or failed) is not
+mirrored again after a restart, so it is not evaluated twice; an interrupted one is, and resumes from
+its finished runs (DIR/results).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import yaml
+
+from rlinf_bench.checkpoints.keys import is_temp_name
+from rlinf_bench.errors import ConfigError
+from rlinf_local.embedded import Embedded
+from rlinf_local.pipeline import PipelineOutcome, StateFile, follow, write_report
+from rlinf_local.runs import config_text_for, print_adaptations, print_outcome
+
+__all__ = ["Mirror", "watch"]
+
+
+class Mirror:
+    """Uploads new or changed checkpoint files under ROOT; skips checkpoints already evaluated."""
+
+    def __init__(self, root: Path, emb: Embedded, state: StateFile) -> None:
+        self.root = root.resolve()
+        self.emb = emb
+        self.state = state
+        self.seen: dict[Path, tuple[int, int]] = {}
+
+    def checkpoint_uri(self, path: Path) -> str | None:
+        rel = path.relative_to(self.root).parts
+        if "checkpoints" not in rel:
+            return None
+        i = rel.index("checkpoints")
+        if i < 1 or len(rel) < i + 4 or not rel[i + 1].startswith("global_step_") or rel[i + 2] != "actor":
+            return None
+        return f"s3://{self.emb.stack.bucket}/" + "/".join(rel[: i + 2])
+
+    def sync(self) -> int:
+        """Upload what changed since the last scan; returns how many files went up."""
+        s3 = self.emb.aws.client("s3")
+        sent = 0
+        for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
+            uri = self.checkpoint_uri(path)
+            if uri is None or is_temp_name(path.name) or self.state.finished(uri):
+                continue
+            try:
+                st = path.stat()
+            except FileNotFoundError:  # renamed away between listing and stat (a writer's temp file)
+                continue
+            sig = (st.st_size, st.st_mtime_ns)
+            if self.seen.get(path) == sig:
+                continue
+            key = path.relative_to(self.root).as_posix()
+            s3.upload_file(str(path), self.emb.stack.bucket, key)
+            self.seen[path] = sig
+            sent += 1
+        return sent
+
+
+def _quiet_period(config_text: str, given: float | None) -> float:
+    if given is not None:
+        return given
+    doc = yaml.safe_load(config_text) or {}
+    return float(doc.get("quiet_period_s", 60.0)) if isinstance(doc, dict) else 60.0
+
+
+def watch(
+    root: Path,
+    *,
+    out: Path,
+    config: Path | None = None,
+    tracking_uri: str = "",
+    max_parallel: int = 2,
+    quiet_period_s: float | None = None,
+    interval_s: float = 2.0,
+    max_checkpoints: int = 0,
+) -> PipelineOutcome:
+    """Watch ``root`` until Ctrl-C (or ``max_checkpoints`` evaluations); every complete checkpoint runs once."""
+    if not root.is_dir():
+        raise ConfigError(f"watch: {root} is not a directory; give the RLinf log root (…/<experiment>/checkpoints/…)")
+    text = config_text_for(config, out.resolve())
+    quiet = _quiet_period(text, quiet_period_s)
+    with Embedded(
+        out, config_text=text, tracking_uri=tracking_uri, quiet_period_s=quiet, max_parallel=max_parallel
+    ) as emb:
+        print_adaptations(emb)
+        print(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")
+        state = StateFile(emb.out)
+        mirror = Mirror(root, emb, state)
+        outcome = PipelineOutcome(tracking_uri=emb.tracking_uri)
+        known = set(emb.executions())
+        while not max_checkpoints or len(outcome.executions) < max_checkpoints:
+            mirror.sync()
+            emb.route()
+            for name, arn in sorted(emb.executions().items()):
+                if name not in known:
+                    known.add(name)
+                    outcome.executions.append(follow(emb, name, arn, state))
+                    report = write_report(emb.out, emb.tracking_uri)
+                    outcome.report = str(report) if report else outcome.report
+            time.sleep(interval_s)
+        outcome.email = [str(p) for p in emb.email.written]
+        outcome.slack = [str(p) for p in emb.slack.written]
+    print_outcome(outcome)
+    return outcome
