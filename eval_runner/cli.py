@@ -78,6 +78,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--worker-threads", type=int, metavar="N", help="compute threads per worker (default: cores // workers)"
     )
     p.add_argument(
+        "--batch-window-ms",
+        type=float,
+        metavar="MS",
+        default=0.0,
+        help="wait up to MS for more ready observations before a policy call (default 0: call with what is "
+        "ready; a slow policy batches the rows that arrive during its previous call anyway); inf: lockstep",
+    )
+    p.add_argument("--max-batch", type=int, metavar="N", help="at most N observations per policy call")
+    p.add_argument(
         "--cache-dir",
         type=Path,
         metavar="DIR",
@@ -228,6 +237,8 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         worker_threads=args.worker_threads,
         resume=args.resume,
+        batch_window_ms=args.batch_window_ms,
+        max_batch=args.max_batch,
     )
     # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
