@@ -72,6 +72,7 @@ _PLUGIN_MODULES = (
     "eval_runner.policies.remote",
     "eval_runner.policies.python_loader",
     "eval_runner.policies.rlinf_policy",
+    "eval_runner.policies.openpi",
 )
 _plugins_loaded = False
 

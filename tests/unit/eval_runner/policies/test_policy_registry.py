@@ -41,7 +41,7 @@ def test_given_unknown_scheme_then_error_lists_valid_schemes_and_suggests() -> N
     for scheme in ("builtin", "python", "server"):
         assert scheme in message
     assert "Did you mean 'builtin'?" in message
-    assert valid_schemes() == ["builtin", "python", "rlinf", "server"]
+    assert valid_schemes() == ["builtin", "openpi", "python", "rlinf", "server"]
 
 
 def test_given_unknown_builtin_then_error_suggests_closest_name() -> None:
