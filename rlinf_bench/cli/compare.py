@@ -48,6 +48,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the one-sided tests (default 0.05)")
     p.add_argument("--json", action="store_true", help="print the CheckpointReport as JSON instead of tables")
     p.add_argument("--strict", action="store_true", help="exit 1 when any verdict is below or incomplete")
+    p.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="adaptive budget: the runs given are rounds of a group-sequential design (O'Brien-Fleming alpha "
+        "spending, up to 6 rounds); verdicts use its boundaries and each suite says stop or continue "
+        "(docs/statistics.md). Any number of complete runs is accepted",
+    )
     pub = p.add_argument_group("publishing (previous/best then come from MLflow)")
     pub.add_argument("--publish", action="store_true", help="publish the report to MLflow (parent + child runs)")
     pub.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
@@ -70,10 +77,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(f"--tolerance/--tolerance-previous/--alpha: {exc}") from exc
     baselines = get_baselines(args.baseline)  # unknown names fail before any file is read
+    if args.adaptive and args.publish:
+        raise ConfigError("--adaptive is not yet available with --publish: compare, then publish the fixed protocol")
     if args.publish:
         report = _publish(args, cfg)
         return _finish(args, report)
-    report = aggregate_checkpoint(load_runs(args.results), runs_expected=args.runs)
+    report = aggregate_checkpoint(load_runs(args.results), runs_expected=1 if args.adaptive else args.runs)
     previous = None
     if args.previous:
         previous = aggregate_checkpoint(load_runs(args.previous), runs_expected=args.runs)
@@ -92,6 +101,11 @@ def run(args: argparse.Namespace) -> int:
     report.probes = _load_probes(args.probe)
     report.infra = infra_checks(report.probes)
     apply_verdicts(report, baselines, cfg=cfg, previous_report=previous)
+    if args.adaptive:
+        from rlinf_bench.stats.adaptive import AdaptiveDesign
+        from rlinf_bench.stats.sequential import apply_adaptive
+
+        apply_adaptive(report, AdaptiveDesign(alpha=args.alpha))
     return _finish(args, report)
 
 

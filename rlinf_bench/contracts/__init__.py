@@ -11,6 +11,7 @@ from rlinf_bench.contracts.probes import (
     Target,
 )
 from rlinf_bench.contracts.report import (
+    AdaptiveStatus,
     CheckpointReport,
     Disagreement,
     InfraCheck,
@@ -45,6 +46,7 @@ from rlinf_bench.contracts.results import (
 )
 
 __all__ = [
+    "AdaptiveStatus",
     "CheckpointLayout",
     "CheckpointRef",
     "CheckpointReport",

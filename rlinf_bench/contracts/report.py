@@ -153,6 +153,16 @@ class Verdict(_Model):
     )
 
 
+class AdaptiveStatus(_Model):
+    """Where the adaptive budget stands for a suite after its completed rounds (docs/statistics.md)."""
+
+    rounds: int = Field(description="Rounds (runs over every initial state) evaluated")
+    max_rounds: int
+    boundary_z: float = Field(description="Efficacy boundary of this look (O'Brien-Fleming alpha spending)")
+    decision: Literal["stop", "continue"]
+    reason: str = ""
+
+
 class SuiteReport(_Model):
     """One suite of one checkpoint, aggregated over its runs."""
 
@@ -183,6 +193,7 @@ class SuiteReport(_Model):
         default_factory=list, description="Initial states that flipped against the previous checkpoint"
     )
     flips_against: str = Field(default="", description="The checkpoint the flips are counted against")
+    adaptive: AdaptiveStatus | None = Field(default=None, description="Set when the adaptive budget was used")
 
 
 class InfraCheck(_Model):

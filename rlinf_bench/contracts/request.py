@@ -187,6 +187,11 @@ class EvalMatrix(BaseModel):
         description="Baseline names: published (e.g. libero/openvla-oft-rlinf), previous, best",
     )
     output_prefix: str = Field(default="", description="Where RunResults and reports are written")
+    adaptive: bool = Field(
+        default=False,
+        description="Adaptive budget (docs/statistics.md): evaluate in rounds, stop once the verdicts are decided, "
+        "extend a borderline suite up to 6 runs; default: the fixed protocol of `runs` runs",
+    )
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("suites", "probes", mode="before")
@@ -214,6 +219,8 @@ class EvalMatrix(BaseModel):
     def digest(self) -> str:
         """8 hex characters of sha256 over the canonical JSON of the matrix fields: same matrix, same digest."""
         matrix = self.model_dump(mode="json", include=set(EvalMatrix.model_fields))
+        if not matrix.get("adaptive"):
+            matrix.pop("adaptive", None)  # the fixed protocol keeps the digests it had before the option existed
         canonical = json.dumps(matrix, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:8]
 

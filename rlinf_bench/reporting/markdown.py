@@ -99,6 +99,9 @@ def checkpoint_markdown(report: CheckpointReport) -> str:
         parts.append("- **incomplete**: some runs are missing or failed; no verdict is given on partial data")
     for suite in report.suites:
         parts += ["", f"## {suite.suite}", "", suite_table(suite)]
+        if suite.adaptive is not None:
+            a = suite.adaptive
+            parts += ["", f"> adaptive budget: round {a.rounds}/{a.max_rounds}, {a.decision}: {a.reason}"]
         if suite.disagreement is not None and suite.disagreement.flagged:
             d = suite.disagreement
             parts += [

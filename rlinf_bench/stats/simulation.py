@@ -11,8 +11,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from rlinf_bench.stats.adaptive import AdaptiveDesign, look
 from rlinf_bench.stats.intervals import clustered_interval, wilson
-from rlinf_bench.stats.significance import paired_test, two_proportion_test
+from rlinf_bench.stats.significance import ComparisonOutcome, compare_to_constant, paired_test, two_proportion_test
 
 
 @dataclass(frozen=True)
@@ -106,3 +107,90 @@ def power_of_drop(
         naive = two_proportion_test(int(s_cur.sum()), n, 1.0, int(s_prev.sum()), n, 1.0, 0.0)
         naive_hits += naive.p_below < alpha
     return PowerResult(replicates, drop, paired_hits / replicates, unpaired_hits / replicates, naive_hits / replicates)
+
+
+@dataclass(frozen=True)
+class AdaptiveResult:
+    """The adaptive budget against the fixed protocol on the same simulated checkpoints."""
+
+    replicates: int
+    drop: float
+    fixed_rounds: int
+    fixed_below_previous: float  # share of replicates called "below" the previous checkpoint
+    fixed_below_baseline: float
+    adaptive_below_previous: float
+    adaptive_below_baseline: float
+    adaptive_mean_rounds: float  # rounds (runs over every state) spent, on average
+    adaptive_rounds_histogram: dict[int, int]
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _adaptive_verdicts(
+    k: int, s_cur: np.ndarray, s_prev: np.ndarray, prev_runs: int, reference: float, tolerance: float
+) -> tuple[ComparisonOutcome, ComparisonOutcome]:
+    paired = paired_test(list(s_cur / k), list(s_prev / prev_runs), 0.0)
+    est = clustered_interval(list(s_cur), [k] * len(s_cur))
+    base = compare_to_constant(est.rate, est.effective_n, est.df, reference, tolerance, clusters=est.clusters)
+    return paired, base
+
+
+def adaptive_vs_fixed(
+    *,
+    seed: int,
+    replicates: int,
+    drop: float = 0.0,
+    clusters: int = 500,
+    mean: float = 0.9,
+    concentration: float = 2.0,
+    design: AdaptiveDesign | None = None,
+    fixed_rounds: int = 3,
+    reference_rounds: int = 3,
+    tolerance: float = 0.02,
+) -> AdaptiveResult:
+    """Simulate both budgets on the same checkpoints.
+
+    The previous checkpoint was evaluated with ``reference_rounds`` runs per state (its history); the
+    baseline is its population rate (``mean``) with ``tolerance``. The current checkpoint's states are
+    ``drop`` harder (spread in proportion to each state's rate). The fixed design runs ``fixed_rounds``
+    and tests at alpha; the adaptive one looks after every round with ``design``'s boundaries.
+    """
+    design = design or AdaptiveDesign()
+    rng = np.random.default_rng(seed)
+    a, b = _beta_params(mean, concentration)
+    fixed_prev = fixed_base = ad_prev = ad_base = 0
+    rounds: dict[int, int] = {}
+    for _ in range(replicates):
+        p_prev = rng.beta(a, b, size=clusters)
+        p_cur = p_prev * (1 - drop / mean)
+        s_prev = rng.binomial(reference_rounds, p_prev)
+        draws = rng.random((design.max_rounds, clusters)) < p_cur  # round x state outcomes of the current one
+        cum = np.cumsum(draws, axis=0)
+        paired, base = _adaptive_verdicts(
+            fixed_rounds, cum[fixed_rounds - 1], s_prev, reference_rounds, mean, tolerance
+        )
+        fixed_prev += paired.p_below < design.alpha
+        fixed_base += base.p_below < design.alpha
+        for k in range(1, design.max_rounds + 1):
+            paired, base = _adaptive_verdicts(k, cum[k - 1], s_prev, reference_rounds, mean, tolerance)
+            lp = look(design, k, paired.p_below, paired.p_above)
+            lb = look(design, k, base.p_below, base.p_above)
+            if design.stop([lp, lb]):
+                ad_prev += lp.value == "below"
+                ad_base += lb.value == "below"
+                rounds[k] = rounds.get(k, 0) + 1
+                break
+    n = replicates
+    mean_rounds = sum(k * c for k, c in rounds.items()) / n
+    return AdaptiveResult(
+        n,
+        drop,
+        fixed_rounds,
+        fixed_prev / n,
+        fixed_base / n,
+        ad_prev / n,
+        ad_base / n,
+        mean_rounds,
+        dict(sorted(rounds.items())),
+    )

@@ -44,8 +44,6 @@ def two_checkpoints(video: Path | None = None) -> list[CheckpointReport]:
         now_outcomes[0][state] = 0
     for t in NAMES:
         now_outcomes[t][20:30] = [0] * 10  # a broad drop, so the verdict is below
-    now = aggregate_checkpoint(
-        [SourcedRun(f"200-{r.run_index}", r) for r in _runs(200, now_outcomes, "2.6.0", video)]
-    )
+    now = aggregate_checkpoint([SourcedRun(f"200-{r.run_index}", r) for r in _runs(200, now_outcomes, "2.6.0", video)])
     apply_verdicts(now, [], [before])
     return [before, now]

@@ -18,7 +18,7 @@ BASE = [1] * 40 + [0] * 10  # states 0-39 pass in every run, 40-49 fail in every
 def runs(outcomes: dict[int, list[int]], step: int, **provenance: object) -> list[RunResult]:
     made = [make_run(outcomes, run_index=i, ckpt=checkpoint(step)) for i in range(3)]
     if provenance:
-        made = [r.model_copy(update={"provenance": Provenance(**provenance)}) for r in made]  # type: ignore[arg-type]
+        made = [r.model_copy(update={"provenance": Provenance(**provenance)}) for r in made]
     return made
 
 

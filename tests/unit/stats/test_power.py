@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlinf_bench.stats.intervals import clustered_interval
+from rlinf_bench.stats.intervals import ClusteredEstimate, clustered_interval
 from rlinf_bench.stats.power import mde_constant, mde_paired
 from rlinf_bench.stats.significance import compare_to_constant, paired_test
 
@@ -41,7 +41,7 @@ def test_given_the_baseline_mde_as_the_true_drop_then_the_score_test_catches_it_
     base = rng.beta(4, 1, size=500)
     reference, tolerance = float(base.mean()), 0.02
 
-    def estimate(rates: np.ndarray):
+    def estimate(rates: np.ndarray) -> ClusteredEstimate:
         k = rng.binomial(RUNS, rates)
         return clustered_interval(list(k), [RUNS] * len(k))
 
