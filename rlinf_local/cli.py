@@ -104,6 +104,10 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
         formatter_class=ExampleFormatter,
     )
     _common(p)
+    small = p.add_argument_group("a smaller budget (CI, a slow machine)")
+    small.add_argument("--runs", type=int, default=3, help="runs per checkpoint (default 3)")
+    small.add_argument("--trials", type=int, default=3, help="trials per task (default 3)")
+    small.add_argument("--max-steps", type=int, default=20, help="episode horizon in steps (default 20)")
     p.set_defaults(func=_run_demo)
 
 
@@ -112,7 +116,12 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     _quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
-        outcome = run_demo(args.out, tracking_uri=args.tracking_uri, max_parallel=args.max_parallel)
+        outcome = run_demo(
+            args.out,
+            tracking_uri=args.tracking_uri,
+            max_parallel=args.max_parallel,
+            budget={"runs": args.runs, "trials": args.trials, "max_steps": args.max_steps},
+        )
     if args.json:
         emit_json(outcome.to_dict())
     return 0 if outcome.ok else 1

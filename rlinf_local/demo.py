@@ -57,13 +57,18 @@ def verdict_table(out: Path, names: list[str]) -> str:
     return "\n".join(lines)
 
 
-def run_demo(out: Path, *, tracking_uri: str = "", max_parallel: int = 2) -> PipelineOutcome:
+def run_demo(
+    out: Path, *, tracking_uri: str = "", max_parallel: int = 2, budget: dict[str, int] | None = None
+) -> PipelineOutcome:
     """Write the checkpoints, run both through one local stack, print the verdicts and where to look."""
     out = out.resolve()
     dirs = write_demo_checkpoints(out / "runs")
     refs = [local_checkpoint(str(d)) for d in dirs]
     with Embedded(
-        out, config_text=small_matrix_yaml(out / "scratch"), tracking_uri=tracking_uri, max_parallel=max_parallel
+        out,
+        config_text=small_matrix_yaml(out / "scratch", **(budget or {})),
+        tracking_uri=tracking_uri,
+        max_parallel=max_parallel,
     ) as emb:
         print_adaptations(emb)
         outcome = run_checkpoints(emb, refs)

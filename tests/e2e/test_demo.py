@@ -1,0 +1,35 @@
+"""``rlinf-bench demo --json`` end to end (a smaller budget than ``make demo``, the same flow)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rlinf_bench.contracts import CheckpointReport
+from tests.e2e.conftest import rlinf_bench
+
+pytestmark = [pytest.mark.sim, pytest.mark.slow]
+
+
+def test_demo_evaluates_two_checkpoints_and_compares_the_second_with_the_first(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    cli = rlinf_bench(
+        "demo", "--out", str(out), "--json", "--runs", "1", "--trials", "1", "--max-steps", "5", timeout=1800
+    )
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    doc = cli.json()
+    assert set(doc) == {"executions", "tracking_uri", "report", "outbox", "failures"}
+    assert [e["checkpoint"]["global_step"] for e in doc["executions"]] == [100, 200]
+    assert all(e["status"] == "SUCCEEDED" for e in doc["executions"]) and doc["failures"] == []
+    assert Path(doc["report"]).is_file() and len(doc["outbox"]["email"]) == 2 and len(doc["outbox"]["slack"]) == 2
+    second = CheckpointReport.load(out / "reports" / f"{doc['executions'][1]['name']}.json")
+    previous = [v for s in second.suites for v in s.verdicts if v.kind == "previous"]
+    assert previous and previous[0].reference_label and previous[0].paired  # compared with step 100, paired
+    # The probes ran as Jobs: gpu says why it is not available on a CPU, nccl measured over gloo.
+    probes = {p.probe: p for p in second.probes}
+    assert set(probes) == {"storage", "checkpoint_io", "gpu", "nccl"}
+    assert probes["gpu"].verdict.value == "not_available" and probes["gpu"].reason
+    assert "toy" in cli.stderr  # it says plainly that ~0 % is the honest number
+    assert json.loads(Path(doc["outbox"]["slack"][1]).read_text())["blocks"]

@@ -1,0 +1,113 @@
+"""``rlinf-bench pipeline`` end to end: the stack from template.yaml in moto, real LIBERO Jobs, MLflow, outbox.
+
+GIVEN a demo checkpoint and a tiny eval matrix, WHEN a user runs the pipeline, THEN the brief's MLflow query
+finds the run, the report, the email and the Slack payload exist, and status lists the execution; a
+checkpoint with truncated weights fails with one failure notice naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from rlinf_bench.tracking import search_checkpoint_runs
+from tests.e2e.conftest import copy_checkpoint, rlinf_bench
+from tests.integration.workflow.conftest import MlflowServer
+
+pytestmark = [pytest.mark.sim, pytest.mark.slow]
+
+
+def checkpoint_runs(tracking_uri: str) -> list[object]:
+    client = MlflowClient(tracking_uri)
+    if client.get_experiment_by_name("RLinf") is None:
+        return []
+    return [r for r in search_checkpoint_runs(client, "RLinf") if "success_rate" in r.data.metrics]
+
+
+def assert_published(doc: dict, out: Path) -> None:
+    assert set(doc) == {"executions", "tracking_uri", "report", "outbox", "failures"}
+    (execution,) = doc["executions"]
+    assert {"name", "status", "checkpoint"} <= set(execution)
+    assert execution["status"] == "SUCCEEDED" and execution["runs_done"] == 1
+    assert execution["checkpoint"]["global_step"] == 100 and execution["checkpoint"]["experiment"] == "demo"
+    assert doc["failures"] == []
+    assert Path(doc["report"]) == out.resolve() / "report" / "report.html"
+    assert "global_step" in Path(doc["report"]).read_text() or "demo" in Path(doc["report"]).read_text()
+    (email,) = doc["outbox"]["email"]
+    assert Path(email).parent == out.resolve() / "outbox" / "email" and "global_step 100" in Path(email).read_text()
+    (slack,) = doc["outbox"]["slack"]
+    payload = json.loads(Path(slack).read_text())
+    assert isinstance(payload["blocks"], list) and payload["blocks"]
+
+
+def test_pipeline_publishes_a_demo_checkpoint_to_mlflow_the_report_email_and_slack(
+    demo_checkpoint: Path, tiny_config: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    cli = rlinf_bench(
+        "pipeline", "--checkpoint", str(demo_checkpoint), "--config", str(tiny_config), "--out", str(out), "--json"
+    )
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    doc = cli.json()
+    assert_published(doc, out)
+    assert doc["tracking_uri"] == f"sqlite:///{out.resolve() / 'mlflow.db'}"
+    assert len(checkpoint_runs(doc["tracking_uri"])) == 1  # the brief's query finds the run
+    assert "DefinitionSubstitutions" in cli.stderr  # the moto adaptations are listed
+    status = rlinf_bench("status", "--out", str(out), "--json")
+    assert status.returncode == 0, status.stderr
+    (listed,) = status.json()["executions"]
+    assert listed["status"] == "SUCCEEDED" and listed["runs_done"] == 1 and listed["verdict"]
+
+
+def test_pipeline_publishes_to_an_mlflow_server_over_http(
+    demo_checkpoint: Path, tiny_config: Path, tmp_path: Path
+) -> None:
+    server = MlflowServer(tmp_path / "mlflow-server")
+    server.root.mkdir()
+    server.start()
+    try:
+        out = tmp_path / "out"
+        cli = rlinf_bench(
+            "pipeline",
+            "--checkpoint",
+            str(demo_checkpoint),
+            "--config",
+            str(tiny_config),
+            "--out",
+            str(out),
+            "--tracking-uri",
+            server.uri,
+            "--json",
+        )
+        assert cli.returncode == 0, cli.stderr[-3000:]
+        doc = cli.json()
+        assert_published(doc, out)
+        assert doc["tracking_uri"] == server.uri
+        assert len(checkpoint_runs(server.uri)) == 1
+        assert not (out / "mlflow.db").exists()  # nothing went to the local store
+    finally:
+        server.stop()
+
+
+def test_truncated_weights_fail_the_eval_jobs_and_send_one_failure_notice_naming_the_file(
+    demo_checkpoint: Path, tiny_config: Path, tmp_path: Path
+) -> None:
+    ckpt = copy_checkpoint(demo_checkpoint, tmp_path / "runs", step=100)
+    weights = ckpt / "actor" / "model_state_dict" / "full_weights.pt"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    out = tmp_path / "out"
+    cli = rlinf_bench("pipeline", "--checkpoint", str(ckpt), "--config", str(tiny_config), "--out", str(out), "--json")
+    assert cli.returncode == 1, cli.stderr[-3000:]
+    doc = cli.json()
+    (execution,) = doc["executions"]
+    assert execution["status"] == "FAILED" and execution["runs_done"] == 0 and execution["runs_failed"] == 1
+    assert any("full_weights.pt" in f["reason"] and "truncated" in f["reason"] for f in doc["failures"])
+    (email,) = doc["outbox"]["email"]  # exactly one failure notification
+    text = Path(email).read_text()
+    assert "FAILED" in text and "full_weights.pt" in text and "unreadable" in text
+    (slack,) = doc["outbox"]["slack"]
+    assert "failed" in json.loads(Path(slack).read_text())["blocks"][0]["text"]["text"].lower()
+    assert doc["report"] == "" and checkpoint_runs(doc["tracking_uri"]) == []  # nothing published as a success
