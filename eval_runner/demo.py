@@ -1,4 +1,6 @@
-"""``make demo`` (``python -m eval_runner.demo``): a small, real evaluation of a checkpoint, end to end.
+"""``python -m eval_runner.demo``: a small, real evaluation of a checkpoint by the eval runner alone.
+
+(``make demo`` runs the whole product instead: ``rlinf-bench demo``, docs/embedded.md.)
 
 It writes a small RLinf-layout (FSDP) checkpoint whose weights are the demo policy's parameters, then
 evaluates it on real LIBERO-Spatial: 2 tasks x 2 fixed initial states, a short horizon, 2 worker
