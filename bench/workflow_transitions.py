@@ -18,7 +18,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-for key, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+for key, value in {
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}.items():
     os.environ.setdefault(key, value)
 
 from moto import mock_aws  # noqa: E402
@@ -45,15 +49,14 @@ def measure(duration_s: float) -> dict[str, object]:
         baselines=["libero/openvla-oft-rlinf"],
     )
     jobs = FakeJobs(make_result=results_for(100, 0.5), duration_s=duration_s)
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}):
-        with moto_fixes():
-            stack = WorkflowStack(jobs=jobs)
-            with stack.lambdas.installed():
-                stack.deploy()
-                start = time.perf_counter()
-                desc = stack.run(request.to_json(), execution_name(request), timeout_s=600)
-                wall = time.perf_counter() - start
-                events = stack.history(desc["executionArn"])
+    stack = WorkflowStack(jobs=jobs)
+    moto_config = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+    with mock_aws(config=moto_config), moto_fixes(), stack.lambdas.installed():
+        stack.deploy()
+        start = time.perf_counter()
+        desc = stack.run(request.to_json(), execution_name(request), timeout_s=600)
+        wall = time.perf_counter() - start
+        events = stack.history(desc["executionArn"])
     if desc["status"] != "SUCCEEDED":
         raise SystemExit(f"the execution ended {desc['status']}")
     entered = [e for e in events if e["type"].endswith("StateEntered")]
@@ -76,7 +79,12 @@ def main() -> None:
         "lambda_invocations": short["lambda_invocations"],
         "usd_per_checkpoint": round(float(short["transitions"]) * USD_PER_TRANSITION, 6),  # type: ignore[arg-type]
         "goal": {"transitions_max": 60, "same_at_both_durations": True},
-        "setup": {"suites": len(SUITES), "runs": 3, "probes": len(PROBES), "engine": "moto Step Functions (ASL executed)"},
+        "setup": {
+            "suites": len(SUITES),
+            "runs": 3,
+            "probes": len(PROBES),
+            "engine": "moto Step Functions (ASL executed)",
+        },
         "runs": {"short": short, "long": long},
         "command": "python bench/workflow_transitions.py",
     }
