@@ -140,3 +140,31 @@ def test_given_flips_then_email_slack_and_markdown_carry_the_short_form() -> Non
     md = checkpoint_markdown(now)
     assert "## Flipped initial states" in md and "## What changed besides the weights" in md
     assert "| MDE (80%) |" in md
+
+
+def test_upload_site_to_s3_copies_stored_videos_and_marks_missing_ones(tmp_path: Path) -> None:
+    import boto3
+    from moto import mock_aws
+
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="results")
+        s3.put_object(Bucket="results", Key="exp/videos/ep0.mp4", Body=b"\x00\x00\x00\x18ftypmp42")
+        before, now = two_checkpoints()
+        for suite in now.suites:
+            for st in suite.states:
+                if st.task_id == 0 and st.init_state in (0, 1):
+                    name = "ep0.mp4" if st.init_state == 0 else "gone.mp4"  # gone.mp4 was never stored
+                    st.episodes = [
+                        e.model_copy(update={"video": f"s3://results/exp/videos/{name}"}) for e in st.episodes
+                    ]
+        storage = Storage(s3)
+        index = upload_site(now, [before], "s3://results/exp/report/site", storage, baselines=[])
+        assert index == "s3://results/exp/report/site/index.html"
+        keys = {o["Key"] for o in s3.list_objects_v2(Bucket="results", Prefix="exp/report/site/")["Contents"]}
+        assert "exp/report/site/checkpoints/exp-step_200/libero_spatial/task_0.html" in keys
+        assert sum(k.startswith("exp/report/site/videos/") for k in keys) == 1
+        head = s3.head_object(Bucket="results", Key="exp/report/site/index.html")
+        assert head["ContentType"].startswith("text/html")
+        task = storage.read_text("s3://results/exp/report/site/checkpoints/exp-step_200/libero_spatial/task_0.html")
+        assert task.count('class="video"') == 3 and "gone.mp4" not in task
