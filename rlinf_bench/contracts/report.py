@@ -7,9 +7,9 @@ The statistics are defined in docs/statistics.md; this module only fixes their s
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
@@ -77,6 +77,9 @@ class TaskSummary(_Model):
     )
 
 
+_OPTIONAL_EPISODE_FIELDS = ("retries", "video", "error")
+
+
 class StateEpisode(_Model):
     """One episode of an initial state in one run: what the report's per-episode rows show."""
 
@@ -87,6 +90,12 @@ class StateEpisode(_Model):
     retries: int = 0
     video: str | None = None
     error: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A report holds one of these per episode (1500 per suite): unset video/error/retries are left out.
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if not (k in _OPTIONAL_EPISODE_FIELDS and not v)}
 
 
 class StateOutcome(_Model):
