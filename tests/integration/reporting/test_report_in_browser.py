@@ -115,3 +115,17 @@ def test_given_the_html_then_a_screenshot_shows_the_curve_and_tables(chromium: s
     assert colourful.sum() > 500
     # Tables and text: plenty of dark pixels, and the page is far from uniform.
     assert (pixels.mean(axis=2) < 0.3).sum() > 5000 and pixels.std() > 0.1
+
+
+def test_given_checkpoints_read_back_from_mlflow_then_the_site_has_every_page_with_episode_rows(
+    chromium: str, site: dict, tmp_path: Path
+) -> None:
+    out = site["out"]
+    index = (out / "index.html").read_text()
+    for step in (100, 200, 300):
+        assert f'href="checkpoints/exp-step_{step}.html"' in index
+    task = out / "checkpoints/exp-step_300/libero_spatial/task_0.html"
+    dom = _chromium(chromium, "--dump-dom", task.as_uri(), profile=tmp_path / "p3").stdout
+    # 25 states x 3 runs, each with its seed and steps, read back through MLflow's checkpoint_report.json
+    assert dom.count('class="novideo"') == 75 and 'id="state-grid"' in dom
+    assert "prev 0" in dom  # the previous checkpoint's outcomes next to this one's
