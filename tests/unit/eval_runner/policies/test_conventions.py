@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,8 @@ from eval_runner.policies.conventions import (
     convention_names,
     get_convention,
     jpeg_lanczos_resize,
+    jpeg_round_trip,
+    lanczos3_resize,
     libero_state,
     map_gripper,
     quat_to_axis_angle,
@@ -19,6 +23,8 @@ from eval_runner.policies.conventions import (
 )
 from rlinf_bench.errors import PolicyError
 from tests.policy_fixtures import make_obs
+
+FIXTURES = Path(__file__).with_name("fixtures")
 
 image_tools = pytest.importorskip("openpi_client.image_tools", reason="pip install 'rlinf-bench[openpi]'")
 transform_utils = pytest.importorskip("robosuite.utils.transform_utils", reason="pip install 'rlinf-bench[libero]'")
@@ -109,16 +115,26 @@ def test_unknown_gripper_mapping_or_bad_action_shape_is_a_clear_error() -> None:
         map_gripper(np.zeros((1, 6)), "openvla")
 
 
-def test_jpeg_lanczos_resize_keeps_flat_colours_and_edge_positions() -> None:
-    # Hand-checked fixture: a flat colour survives JPEG q95 + Lanczos within 2 levels, and a vertical edge at
-    # column 128 of 256 lands at column 112 of 224.
+@pytest.mark.parametrize("name", ["libero", "pattern"])
+def test_oft_resize_equals_tensorflows_as_ofts_resize_image_for_policy_computes_it(name: str) -> None:
+    # TF's outputs, produced by fixtures/make_oft_resize_fixture.py (TensorFlow is not a dependency here).
+    data = np.load(FIXTURES / "oft_resize_tf.npz")
+    image, tf_jpeg, tf_resized = data[f"{name}_image"], data[f"{name}_jpeg"], data[f"{name}_resized"]
+
+    assert np.array_equal(jpeg_round_trip(image), tf_jpeg)  # bit for bit, fast-DCT decoding included
+    ours = jpeg_lanczos_resize(image, tf_resized.shape[0])
+    diff = np.abs(ours.astype(int) - tf_resized.astype(int))
+    assert ours.shape == tf_resized.shape and ours.dtype == np.uint8
+    assert diff.max() <= 1 and (diff > 0).mean() < 0.001  # float rounding in the last place of a few pixels
+    assert np.array_equal(lanczos3_resize(tf_jpeg, tf_resized.shape[0]), ours)
+
+
+def test_lanczos3_resize_keeps_flat_colours_and_edge_positions() -> None:
     flat = np.full((1, 256, 256, 3), (120, 60, 200), dtype=np.uint8)
-    out = jpeg_lanczos_resize(flat, 224)
-    assert out.shape == (1, 224, 224, 3) and out.dtype == np.uint8
-    assert np.abs(out.astype(int) - [120, 60, 200]).max() <= 2
+    assert np.array_equal(lanczos3_resize(flat, 224), np.full((1, 224, 224, 3), (120, 60, 200), dtype=np.uint8))
     edge = np.zeros((256, 256, 3), dtype=np.uint8)
     edge[:, 128:] = 255
-    row = jpeg_lanczos_resize(edge, 224)[112, :, 0].astype(int)
+    row = lanczos3_resize(edge, 224)[112, :, 0].astype(int)
     assert row[:105].max() <= 8 and row[119:].min() >= 247
     assert int(np.argmax(row >= 128)) in (111, 112)
 
