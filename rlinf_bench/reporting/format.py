@@ -60,6 +60,8 @@ def headline(report: CheckpointReport) -> str:
                 VerdictValue.ABOVE: "above references",
             }[value]
             break
+    if any(v.value == VerdictValue.BELOW and v.environment_changes for v in report.verdicts):
+        worst += "; environment changed"  # the first thing to know about a regression
     return f"{checkpoint_title(report)}: SR {pct(report.success_rate)} ({worst})"
 
 

@@ -46,11 +46,13 @@ def email_text(report: CheckpointReport) -> str:
         if s.disagreement is not None and s.disagreement.flagged:
             lines.append(f"  WARNING: runs disagree beyond binomial noise (p = {pvalue(s.disagreement.p_value)})")
         for v in s.verdicts:
+            changed = v.kind != "baseline" and bool(v.environment_changes)
+            first = f"environment changed: {changes_text(v)}; " if changed and v.value.value == "below" else ""
             lines.append(
-                f"  {VERDICT_MARK[v.value]:<13} vs {verdict_against(v)} (p = {pvalue(v.p_value)}, "
-                f"sees drops >= {mde_text(v)}; {v.test or v.reason})"
+                f"  {VERDICT_MARK[v.value]:<13} vs {verdict_against(v)}: {first}p = {pvalue(v.p_value)}, "
+                f"sees drops >= {mde_text(v)} ({v.test or v.reason})"
             )
-            if v.kind != "baseline" and v.environment_changes:
+            if changed and not first:
                 lines.append(f"    environment changed: {changes_text(v)}")
         lines += [f"  {line}" for line in _flip_lines(s)]
         lines += [f"  {line}" for line in _task_flags(s)]
@@ -89,8 +91,10 @@ def slack_payload(report: CheckpointReport) -> dict[str, Any]:
             f"*{s.suite}*: {mean_std(s)} (clustered 95% CI {interval(s.ci95_low, s.ci95_high)}, {s.runs_completed}/{s.runs_expected} runs)"
         ]
         for v in s.verdicts:
-            text.append(f"{VERDICT_MARK[v.value]} vs {verdict_against(v)} (p = {pvalue(v.p_value)})")
-            if v.kind != "baseline" and v.environment_changes:
+            changed = v.kind != "baseline" and bool(v.environment_changes)
+            first = f"environment changed: {changes_text(v)}; " if changed and v.value.value == "below" else ""
+            text.append(f"{VERDICT_MARK[v.value]} vs {verdict_against(v)}: {first}p = {pvalue(v.p_value)}")
+            if changed and not first:
                 text.append(f":gear: environment changed: {changes_text(v)}")
         if s.disagreement is not None and s.disagreement.flagged:
             text.append(":warning: runs disagree beyond binomial noise")
