@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,19 +31,20 @@ def main() -> int:
     parser.add_argument("--max-steps", type=int, default=20)
     args = parser.parse_args()
     exe = Path(sys.executable).with_name("rlinf-bench")
-    with tempfile.TemporaryDirectory(prefix="rlinf-demo-bench-") as tmp:
-        cmd = [str(exe), "demo", "--out", tmp, "--json", "--runs", str(args.runs), "--trials", str(args.trials)]
-        cmd += ["--max-steps", str(args.max_steps)]
-        load_before = os.getloadavg()
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
-        wall = time.perf_counter() - t0
-        load_after = os.getloadavg()
-        try:
-            doc = json.loads(proc.stdout)
-        except json.JSONDecodeError:
-            print(proc.stderr[-3000:], file=sys.stderr)
-            return 1
+    # Kept when the demo fails, so its Job logs and state can be read.
+    tmp = tempfile.mkdtemp(prefix="rlinf-demo-bench-")
+    cmd = [str(exe), "demo", "--out", tmp, "--json", "--runs", str(args.runs), "--trials", str(args.trials)]
+    cmd += ["--max-steps", str(args.max_steps)]
+    load_before = os.getloadavg()
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+    wall = time.perf_counter() - t0
+    load_after = os.getloadavg()
+    try:
+        doc = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        print(proc.stderr[-3000:], file=sys.stderr)
+        return 1
     result = {
         "wall_s": round(wall, 1),
         "goal_s": GOAL_S,
@@ -51,10 +53,15 @@ def main() -> int:
         "executions": [
             {"name": e["name"], "status": e["status"], "runs_done": e["runs_done"]} for e in doc["executions"]
         ],
+        "failures": doc["failures"],
         "budget": {"checkpoints": 2, "suite": "libero_spatial", "tasks": 2, **vars(args), "workers": 2},
         "machine": {"cpus": os.cpu_count(), "loadavg_1m_before": load_before[0], "loadavg_1m_after": load_after[0]},
         "command": "python bench/embedded_demo.py " + " ".join(sys.argv[1:]),
     }
+    if proc.returncode == 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        result["kept"] = tmp
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
