@@ -28,10 +28,17 @@ def small_matrix(
     workers: int = 2,
     probes: tuple[str, ...] = ("storage", "checkpoint_io", "gpu", "nccl"),
 ) -> dict[str, Any]:
-    """The intake config (an IntakeConfig document) of the small budget; probes write under ``scratch``."""
+    """The intake config (an IntakeConfig document) of the small budget; probes write under ``scratch``
+    (created here: the storage and checkpoint_io probes measure an existing folder)."""
     scratch = scratch.resolve()
+    for name in ("storage", "checkpoint_io"):
+        (scratch / name).mkdir(parents=True, exist_ok=True)
     probe_specs: list[dict[str, Any]] = [
-        {"name": "storage", "gpus_per_node": 0, "args": ["--path", str(scratch / "storage"), "--size", "8M"]},
+        {
+            "name": "storage",
+            "gpus_per_node": 0,
+            "args": ["--path", str(scratch / "storage"), "--size", "8M", "--block-size", "1M"],
+        },
         {
             "name": "checkpoint_io",
             "gpus_per_node": 0,

@@ -31,5 +31,7 @@ def test_demo_evaluates_two_checkpoints_and_compares_the_second_with_the_first(t
     probes = {p.probe: p for p in second.probes}
     assert set(probes) == {"storage", "checkpoint_io", "gpu", "nccl"}
     assert probes["gpu"].verdict.value == "not_available" and probes["gpu"].reason
+    for name in ("storage", "checkpoint_io"):  # they measured (pass or fail on speed), not refused their input
+        assert "bad input" not in probes[name].reason and "does not exist" not in probes[name].reason
     assert "toy" in cli.stderr  # it says plainly that ~0 % is the honest number
     assert json.loads(Path(doc["outbox"]["slack"][1]).read_text())["blocks"]
