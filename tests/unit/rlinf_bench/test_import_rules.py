@@ -25,7 +25,7 @@ def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_project_keeps_every_import_rule() -> None:
     proc = _lint_imports(REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "3 kept, 0 broken" in proc.stdout
+    assert "4 kept, 0 broken" in proc.stdout
 
 
 def _write(root: Path, rel: str, text: str = "") -> None:
@@ -38,20 +38,22 @@ def test_given_a_core_module_a_lambda_and_the_router_breaking_the_rules_then_eac
     tmp_path: Path,
 ) -> None:
     shutil.copy(REPO / ".importlinter", tmp_path / ".importlinter")
-    for pkg in ("rlinf_bench", "rlinf_bench/intake", "eval_runner", "infra_probes"):
+    for pkg in ("rlinf_bench", "rlinf_bench/intake", "eval_runner", "infra_probes", "rlinf_local"):
         _write(tmp_path, f"{pkg}/__init__.py")
     _write(tmp_path, "rlinf_bench/cli.py", "def run():\n    from eval_runner import loop\n")  # lazy counts too
     _write(tmp_path, "rlinf_bench/intake/router.py", "import mlflow\n")
     _write(tmp_path, "functions/job_submitter/app.py", "import torch\n")
     _write(tmp_path, "functions/checkpoint_router/app.py", "from rlinf_bench.intake import router\n")
+    _write(tmp_path, "rlinf_local/demo.py", "from infra_probes import storage\n")
 
     proc = _lint_imports(tmp_path)
 
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "0 kept, 3 broken" in proc.stdout
+    assert "0 kept, 4 broken" in proc.stdout
     assert "rlinf_bench.cli -> eval_runner" in proc.stdout
     assert "functions.job_submitter.app -> torch" in proc.stdout
     assert "rlinf_bench.intake.router -> mlflow" in proc.stdout
+    assert "rlinf_local.demo -> infra_probes" in proc.stdout
 
 
 def test_the_job_packages_commands_are_found_through_entry_points() -> None:
