@@ -37,6 +37,7 @@ def test_given_a_tiny_eval_request_when_its_job_runs_locally_then_it_succeeds_wi
         image="rlinf-eval:dev",
         resources=Resources(gpu=0, cpu="1", memory="2Gi"),
         output_prefix=str(tmp_path / "results"),
+        probes=[],  # the eval Job alone (the default matrix also probes the cluster)
         kubernetes=JobSettings(
             checkpoint_pvc="", eval_deadline_s=600, backoff_limit=0, env={"RLINF_BENCH_CACHE": str(libero_cache)}
         ),
