@@ -15,6 +15,7 @@ import pytest
 
 from eval_runner.demo_checkpoint import write_demo_checkpoint
 from rlinf_local.budget import small_matrix_yaml
+from rlinf_local.stack import TOOLS_PYTHON
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,6 +46,17 @@ def rlinf_bench(*args: str, timeout: float = 900) -> Cli:
         check=False,
     )
     return Cli(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture(autouse=True)
+def need_samtranslator(request: pytest.FixtureRequest) -> None:
+    """The stack is made with samtranslator (.venv-tools): skip without it here, fail without it in CI."""
+    if request.node.get_closest_marker("sim") is None or TOOLS_PYTHON.exists():
+        return
+    message = f"aws-sam-translator is not installed at {TOOLS_PYTHON}: run `make setup-sam`"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
