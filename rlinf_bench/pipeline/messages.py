@@ -13,11 +13,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlinf_bench.contracts import CheckpointReport
-from rlinf_bench.reporting.notify import SLACK_TEXT_LIMIT, email_subject, email_text, slack_payload
 
 __all__ = ["Notification", "failure_notification", "sns_message", "summary_notification"]
 
 SUBJECT_LIMIT = 100  # SNS Subject
+SLACK_TEXT_LIMIT = 3000  # Block Kit section text
 
 
 class Notification(BaseModel):
@@ -39,6 +39,9 @@ def summary_notification(
     report: CheckpointReport, *, failed_runs: Sequence[str] = (), notes: Sequence[str] = (), mlflow_error: str = ""
 ) -> Notification:
     """The verdict summary; failed runs, problems met on the way and an MLflow failure are stated first."""
+    # Rendering pulls in the statistics (numpy); the failure notifier only needs failure_notification.
+    from rlinf_bench.reporting.notify import email_subject, email_text, slack_payload
+
     problems: list[str] = []
     if mlflow_error:
         problems.append(f"MLflow publish failed: {mlflow_error}")
