@@ -20,9 +20,8 @@ from typing import Any
 
 from rlinf_bench.cli.help_format import ExampleFormatter
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
-from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
-from rlinf_bench.pipeline.callback import TaskCallback, job_name_from_env, reporting_to_state_machine
+from rlinf_bench.pipeline.callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.storage import Storage, is_s3, parse_s3
 
 log = logging.getLogger("eval_runner")
@@ -259,18 +258,7 @@ def run(args: argparse.Namespace) -> int:
             )
         finally:
             signal.signal(signal.SIGTERM, previous)
-        if callback is not None:
-            callback.succeed(
-                JobCallback(
-                    kind="eval",
-                    job_name=job_name_from_env(),
-                    result_uri=out,
-                    headline=f"{result.suite} run {result.run_index}: SR {result.success_rate:.1%} "
-                    f"over {result.episodes} episodes",
-                    suite=result.suite,
-                    run_index=result.run_index,
-                )
-            )
+        report_run_result(callback, out, result)
     print(format_table(result))
     print(f"result: {out}")
     return 0

@@ -17,9 +17,8 @@ from collections.abc import Sequence
 from types import FrameType
 
 from eval_runner.cli import add_arguments, build_run, format_table
-from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.errors import RlinfBenchError
-from rlinf_bench.pipeline.callback import TaskCallback, job_name_from_env, reporting_to_state_machine
+from rlinf_bench.pipeline.callback import TaskCallback, report_run_result, reporting_to_state_machine
 
 __all__ = ["add_robotwin_arguments", "list_tasks", "main", "run_robotwin"]
 
@@ -76,18 +75,7 @@ def run_robotwin(args: argparse.Namespace) -> int:
             result = evaluate_robotwin(eval_run, out_path=out, opts=opts, command=sys.argv)
         finally:
             signal.signal(signal.SIGTERM, previous)
-        if callback is not None:
-            callback.succeed(
-                JobCallback(
-                    kind="eval",
-                    job_name=job_name_from_env(),
-                    result_uri=out,
-                    headline=f"{result.suite} run {result.run_index}: SR {result.success_rate:.1%} "
-                    f"over {result.episodes} episodes",
-                    suite=result.suite,
-                    run_index=result.run_index,
-                )
-            )
+        report_run_result(callback, out, result)
     print(format_table(result))
     print(f"result: {out}")
     return 0

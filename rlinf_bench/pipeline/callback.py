@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from rlinf_bench.contracts.results import RunResult
 from rlinf_bench.contracts.workflow import JobCallback
 
 log = logging.getLogger(__name__)
@@ -160,3 +161,19 @@ def reporting_to_state_machine(
                 except Exception as send_exc:  # the original error matters more; the timeout catches the rest
                     log.error("could not report the failure to the state machine: %s", _describe(send_exc))
             raise
+
+
+def report_run_result(callback: TaskCallback | None, result_uri: str, result: RunResult) -> None:
+    """An eval Job's final callback: where its RunResult is, with a one-line headline (no-op outside a workflow)."""
+    if callback is None:
+        return
+    callback.succeed(
+        JobCallback(
+            kind="eval",
+            job_name=job_name_from_env(),
+            result_uri=result_uri,
+            headline=f"{result.suite} run {result.run_index}: SR {result.success_rate:.1%} over {result.episodes} episodes",
+            suite=result.suite,
+            run_index=result.run_index,
+        )
+    )
