@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -164,8 +165,10 @@ def test_given_a_non_root_user_without_chromium_then_the_browser_tests_skip_with
     )  # fmt: skip
 
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "1 passed, 2 skipped" in proc.stdout
-    assert proc.stdout.count("SKIPPED [1]") == 2
+    # Every test that needs a browser skips; the one that does not still runs.
+    counts = re.search(r"(\d+) passed, (\d+) skipped", proc.stdout)
+    assert counts is not None and int(counts[1]) >= 1 and int(counts[2]) >= 2, proc.stdout[-2000:]
+    assert proc.stdout.count("SKIPPED [1]") == int(counts[2])
     assert "no Chromium on this machine: run `sudo make browser`" in proc.stdout
 
 
@@ -199,4 +202,4 @@ def test_given_a_non_root_user_with_apt_then_make_browser_unpacks_chromium_and_t
 
     # THEN they run with the unpacked Chromium instead of skipping
     assert ran.returncode == 0, ran.stdout[-3000:]
-    assert "3 passed" in ran.stdout
+    assert re.search(r"\b\d+ passed", ran.stdout) and "skipped" not in ran.stdout, ran.stdout[-2000:]
