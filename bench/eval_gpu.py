@@ -218,12 +218,12 @@ def run_cli(args: list[str], log_path: Path, timeout: float) -> tuple[int, float
 
 
 def evaluate_cmd(
-    n: int, trials: int, max_steps: int, policy: str, out: Path, cache: Path, extra: list[str]
+    n: int, trials: int, max_steps: int, policy: str, out: Path, cache: Path, extra: list[str], tasks: str = str(TASK)
 ) -> list[str]:
     # cli_evaluate() below: the evaluate command's own parser, EvalRun and settings, without its doctor
     # preflight (which wants rlinf-bench pip-installed with every extra pinned; the GPU machine runs the tree)
     return [
-        sys.executable, str(Path(__file__).resolve()), "--as-evaluate", "--suite", SUITE, "--tasks", str(TASK), "--trials", str(trials),
+        sys.executable, str(Path(__file__).resolve()), "--as-evaluate", "--suite", SUITE, "--tasks", tasks, "--trials", str(trials),
         "--max-steps", str(max_steps), "--settle-steps", str(SETTLE), "--workers", str(n), "--policy", policy,
         "--out", str(out), "--cache-dir", str(cache), "--no-progress", *extra,
     ]  # fmt: skip
@@ -261,6 +261,9 @@ def result_figures(result: dict[str, Any]) -> dict[str, Any]:
         "rolling_env_steps_per_s": round(tp.get("rolling_env_steps_per_s", 0.0), 1),
         "rolling_s": round(tp.get("rolling_s", 0.0), 1),
         "mean_batch": round(tp.get("mean_batch", 0.0), 2),
+        "chunk_steps": tp.get("chunk_steps", 0),
+        "mean_reset_s": round(tp.get("mean_reset_s", 0.0), 2),
+        "env_setup_s": t.get("env_setup_s"),
         "harness_overhead": round(tp.get("harness_overhead", 0.0), 4),
         "result_wall_s": t["wall_s"],
         "error": result.get("error"),
@@ -340,13 +343,13 @@ class GpmSampler:
             self.result = {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def serve(port: int, log_path: Path) -> subprocess.Popen[bytes]:
+def serve(port: int, log_path: Path, spec: str) -> subprocess.Popen[bytes]:
     # `rlinf-bench serve-policy`'s own parser and run(), without the CLI's registry of other commands
     launcher = (
         "import argparse, sys; from eval_runner.policies import serve_cli; p = argparse.ArgumentParser(); "
         "serve_cli.register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))"
     )
-    cmd = [sys.executable, "-c", launcher, "serve-policy", "--policy", POLICY_SPEC, "--port", str(port)]
+    cmd = [sys.executable, "-c", launcher, "serve-policy", "--policy", spec, "--port", str(port)]
     proc = subprocess.Popen(cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, cwd=ROOT)
     deadline = time.monotonic() + 600
     while "serving " not in log_path.read_text():
@@ -357,14 +360,30 @@ def serve(port: int, log_path: Path) -> subprocess.Popen[bytes]:
 
 
 def task_wall(
-    n: int, trials: int, max_steps: int, cache: Path, work: Path, port: int, timeout: float
+    n: int,
+    trials: int,
+    max_steps: int,
+    cache: Path,
+    work: Path,
+    port: int,
+    timeout: float,
+    *,
+    chunks: str = "runner",
+    tasks: str = str(TASK),
+    tag: str = "task",
+    policy_options: str = "",
 ) -> dict[str, Any]:
-    """1 task x ``trials`` episodes at the full horizon through the served 7B policy."""
+    """``tasks`` x ``trials`` episodes at the full horizon through the served 7B policy.
+
+    ``chunks``: who executes the 8-step chunks (``runner``: the workers, open loop, rendering only each
+    chunk's last step; ``policy``: the policy hands out one action per round trip).
+    """
+    spec = f"{POLICY_SPEC}?chunks={chunks}{'&' + policy_options if policy_options else ''}"
     t0 = time.perf_counter()
-    server = serve(port, work / "server.log")
+    server = serve(port, work / f"{tag}_server.log", spec)
     start_s = time.perf_counter() - t0
-    out, log = work / "task.json", work / "task.log"
-    cmd = evaluate_cmd(n, trials, max_steps, f"server:ws://127.0.0.1:{port}", out, cache, [])
+    out, log = work / f"{tag}.json", work / f"{tag}.log"
+    cmd = evaluate_cmd(n, trials, max_steps, f"server:ws://127.0.0.1:{port}", out, cache, [], tasks)
     try:
         with GpmSampler() as gpm:
             rc, wall = run_cli(cmd, log, timeout)
@@ -373,7 +392,7 @@ def task_wall(
         server.wait(timeout=60)
     row: dict[str, Any] = {
         "command": shlex.join(["rlinf-bench", "evaluate", *cmd[3:]]),
-        "server_command": f"rlinf-bench serve-policy --policy {POLICY_SPEC} --port {port}",
+        "server_command": f"rlinf-bench serve-policy --policy '{spec}' --port {port}",
         "server_start_s": round(start_s, 1),
         "exit": rc,
         "wall_s": round(wall, 1),
@@ -431,15 +450,21 @@ def cli_evaluate(argv: list[str]) -> int:
 # -- driver ---------------------------------------------------------------------------------------
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="raw,harness", help="check,raw,harness,latency,task")
+    parser.add_argument("--parts", default="raw,harness", help="check,raw,harness,latency,task,suite")
     parser.add_argument("--workers", default="4,8,15", help="N values (task: the first one)")
     parser.add_argument("--lockstep", default="", help="N values to also run with --batch-window-ms inf")
     parser.add_argument("--raw-seconds", type=float, default=20.0)
     parser.add_argument("--episodes-per-worker", type=int, default=2)
-    parser.add_argument("--trials", type=int, default=50, help="task part: episodes of the task")
+    parser.add_argument("--trials", type=int, default=50, help="task/suite parts: episodes per task")
+    parser.add_argument("--chunks", default="runner", help="task part: runner, policy, or both (runner,policy)")
     parser.add_argument("--batches", default="1,4,8,15", help="latency part: batch sizes")
     parser.add_argument("--iters", type=int, default=30, help="latency part: timed forwards per batch size")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument(
+        "--policy-options",
+        default="",
+        help="extra make_policy options, e.g. layers=1&hidden=64&device=cpu (smoke runs)",
+    )
     parser.add_argument("--max-steps", type=int, default=MAX_STEPS, help="policy steps per episode (smoke runs: fewer)")
     parser.add_argument("--resolution", type=int, default=RESOLUTION, help="camera px (smoke runs on a CPU: fewer)")
     parser.add_argument("--work", type=Path, help="folder for the runs' result files and logs (default: a temp dir)")
@@ -489,18 +514,52 @@ def main() -> int:
             print(f"latency failed: {lat['error']}", flush=True)
         report.put("policy", None, {k: v for k, v in lat.items() if not k.isdigit()})
         report.put("policy_latency_ms", None, {k: v for k, v in lat.items() if k.isdigit()})
-    if "task" in parts:
+    for chunks in args.chunks.split(",") if "task" in parts else []:
+        key = "task_7b" if chunks == "runner" else f"task_7b_chunks_{chunks}"
         try:
-            task = task_wall(ns[0], args.trials, args.max_steps, cache, work, args.port, args.timeout)
+            task = task_wall(
+                ns[0],
+                args.trials,
+                args.max_steps,
+                cache,
+                work,
+                args.port,
+                args.timeout,
+                chunks=chunks,
+                tag=key,
+                policy_options=args.policy_options,
+            )
         except Exception as exc:  # keep what the other parts measured
             task = {"error": f"{type(exc).__name__}: {exc}"}
-        report.put("task_7b", None, task)
-        print(f"task x {args.trials} trials, N={ns[0]}, 7B served: {task.get('wall_s')} s", flush=True)
-        if "rolling_s" in task and args.trials == 50 and args.max_steps == MAX_STEPS:
+        report.put(key, None, task)
+        print(f"task x {args.trials} trials, N={ns[0]}, 7B served, chunks={chunks}: {task.get('wall_s')} s", flush=True)
+        if chunks == "runner" and "rolling_s" in task and args.trials == 50 and args.max_steps == MAX_STEPS:
             projection = project_suite(task)
             report.put("suite_projection", None, projection)
-            report.put("suite_wall_s", None, projection["suite_wall_s"])
-            report.put("suite_wall_measured", None, False)
+            if "suite_wall_measured" not in report.doc:
+                report.put("suite_wall_s", None, projection["suite_wall_s"])
+                report.put("suite_wall_measured", None, False)
+    if "suite" in parts:
+        try:
+            suite = task_wall(
+                ns[0],
+                args.trials,
+                args.max_steps,
+                cache,
+                work,
+                args.port,
+                args.timeout,
+                tasks=",".join(map(str, range(10))),
+                tag="suite_7b",
+                policy_options=args.policy_options,
+            )
+        except Exception as exc:
+            suite = {"error": f"{type(exc).__name__}: {exc}"}
+        report.put("suite_7b", None, suite)
+        print(f"suite x {args.trials} trials, N={ns[0]}, 7B served: {suite.get('wall_s')} s", flush=True)
+        if suite.get("status") == "complete":
+            report.put("suite_wall_s", None, suite["wall_s"])
+            report.put("suite_wall_measured", None, True)
     print(json.dumps({k: v for k, v in report.doc.items() if k.endswith(("_per_s", "_raw", "_ms", "wall_s"))}))
     return 0
 

@@ -10,9 +10,10 @@ at random (seeded). One forward pass per action chunk, as OpenVLA-OFT's parallel
 - 56 action query tokens (8 steps x 7 dims) whose last hidden states an MLP head turns into the chunk.
 
 The SigLIP/DINOv2 vision towers (~0.7e9 parameters) are left out: the patch embedding stands in for
-them, so the compute is the backbone's (~600 tokens per row). The policy keeps each episode's chunk
-and calls the model only for the rows whose chunk is used up, so one act() on a batch of B rows costs
-one forward on the k <= B rows that need a new chunk. Rows are computed together in bf16; like any
+them, so the compute is the backbone's (~600 tokens per row). By default ``act`` returns each row's
+whole chunk and the runner executes it open loop (OpenVLA-OFT's 8 open-loop steps); with
+``chunks=policy`` the policy keeps each episode's chunk and calls the model only for the rows whose
+chunk is used up, so one act() on a batch of B rows costs one forward on the k <= B rows that need one. Rows are computed together in bf16; like any
 batched GPU model, a row's actions can differ in the last bits with the batch it shares.
 
 Serve it: ``rlinf-bench serve-policy --policy python:bench.llama_policy:make_policy --port 8000``
@@ -40,8 +41,11 @@ LLAMA_7B = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers"
 class ChunkedVLA(Policy):
     """Per-episode action chunks from a batched model; the model runs only for rows that need a chunk."""
 
-    def __init__(self, model: Any, *, chunk: int, resolution: int, device: str, action_scale: float) -> None:
+    def __init__(
+        self, model: Any, *, chunk: int, resolution: int, device: str, action_scale: float, runner_chunks: bool = True
+    ) -> None:
         self.model = model
+        self.runner_chunks = runner_chunks
         self.chunk = chunk
         self.device = device
         self.action_scale = action_scale
@@ -55,6 +59,8 @@ class ChunkedVLA(Policy):
             self._queues.pop(str(episode_id), None)
 
     def act(self, obs: dict[str, Any]) -> np.ndarray:
+        if self.runner_chunks:  # every row asks for a new chunk, which the runner executes open loop
+            return self.infer(obs).astype(np.float32)
         ids = [str(e) for e in obs["episode_id"]]
         need = [i for i, e in enumerate(ids) if not self._queues.get(e)]
         if need:
@@ -87,6 +93,7 @@ class ChunkedVLA(Policy):
             "class": type(self).__name__,
             "backbone": self.model.describe(),
             "chunk": self.chunk,
+            "chunks_executed_by": "runner" if self.runner_chunks else "policy",
             "weights": "random (seeded), no checkpoint",
         }
 
@@ -199,8 +206,16 @@ def make_policy(
     device: str = "cuda",
     seed: int = 0,
     action_scale: float = 0.1,
+    chunks: str = "runner",
 ) -> ChunkedVLA:
-    """``python:bench.llama_policy:make_policy`` (options: layers, hidden, ..., device, seed); ignores checkpoints."""
+    """``python:bench.llama_policy:make_policy`` (options: layers, hidden, ..., device, seed); ignores checkpoints.
+
+    ``chunks``: ``runner`` returns each row's whole chunk (``[B, chunk, 7]``), executed open loop by the
+    runner, which then renders only each chunk's last step; ``policy`` keeps the chunks here and returns
+    one action per call (``[B, 7]``), so every step is a round trip with both images.
+    """
+    if chunks not in ("runner", "policy"):
+        raise ValueError(f"chunks={chunks!r}: use 'runner' or 'policy'")
     model = build_model(
         layers=layers,
         hidden=hidden,
@@ -213,4 +228,11 @@ def make_policy(
         device=device,
         seed=seed,
     )
-    return ChunkedVLA(model, chunk=chunk, resolution=resolution, device=device, action_scale=action_scale)
+    return ChunkedVLA(
+        model,
+        chunk=chunk,
+        resolution=resolution,
+        device=device,
+        action_scale=action_scale,
+        runner_chunks=chunks == "runner",
+    )

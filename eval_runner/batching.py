@@ -146,10 +146,10 @@ class SteppingClock:
     def begin(self, worker: int, now: float) -> None:
         self._open[worker] = [now, 0.0, 0.0]
 
-    def step(self, worker: int, sim_s: float) -> None:
+    def step(self, worker: int, sim_s: float, steps: int = 1) -> None:
         phase = self._open.get(worker)
         if phase is not None:
-            phase[1] += 1
+            phase[1] += steps
             phase[2] += sim_s
 
     def end(self, worker: int, now: float) -> None:

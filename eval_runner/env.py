@@ -7,10 +7,11 @@ is reused for every episode of its task on a worker: building a scene takes 5-40
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,8 @@ class LiberoEnv:
         self._last_raw: dict[str, Any] = {}
         self.rng_after_reset: RngState | None = None
         self.extra_resets = 0  # resets replayed only to reach an episode's RNG state
+        #: render every step and reset even when nobody reads the images (the reference loop's cost; benchmarks)
+        self.keep_all_images = False
 
     @property
     def sim(self) -> Any:
@@ -106,19 +109,45 @@ class LiberoEnv:
         # Resets the reference loop ran before this one (known states make these rare; see scheduler.py).
         for _ in range(init_state - start.base_index):
             np.random.set_state(state)
-            self._env.reset()
+            self._reset_without_images()
             state = np.random.get_state(legacy=True)  # type: ignore[assignment]
             self.extra_resets += 1
         np.random.set_state(state)
-        self._env.reset()
+        self._reset_without_images()
         self.rng_after_reset = np.random.get_state(legacy=True)  # type: ignore[assignment]
-        raw = self._env.set_init_state(self.init_states[init_state])
+        # Only the observation the policy gets is rendered: the last settle step's (a reset rebuilds the sim).
+        with self._images_skipped(settle_steps > 0):
+            raw = self._env.set_init_state(self.init_states[init_state])
         settle = np.asarray(SETTLE_ACTION, dtype=np.float64)
         settle[-1] = settle_gripper
-        for _ in range(settle_steps):
-            raw, _, _, _ = self._env.step(settle)
+        for i in range(settle_steps):
+            with self._images_skipped(i < settle_steps - 1):
+                raw, _, _, _ = self._env.step(settle)
         self._last_raw = raw
         return self.observation(raw)
+
+    def _reset_without_images(self) -> None:
+        # A hard reset builds a new MjSim, so the skip is put on it once it exists: robosuite's reset
+        # creates the render context and then samples every observable (the images nobody reads).
+        env = self._env.env
+        build = env._initialize_sim
+
+        def initialize_then_skip(*args: Any, **kwargs: Any) -> Any:
+            out = build(*args, **kwargs)
+            _skip_renders(env.sim)
+            return out
+
+        env._initialize_sim = initialize_then_skip
+        try:
+            self._env.reset()
+        finally:
+            del env._initialize_sim
+            _restore_renders(self._env.sim)
+
+    def _images_skipped(self, skip: bool) -> contextlib.AbstractContextManager[None]:
+        if skip and self.cameras and not self.keep_all_images:
+            return _renders_skipped(self._env.sim)
+        return contextlib.nullcontext()
 
     def refresh_observation(self) -> dict[str, Any]:
         """Recompute the observation after the scene was changed directly (scene hooks)."""
@@ -127,15 +156,21 @@ class LiberoEnv:
         self._last_raw = raw
         return self.observation(raw)
 
-    def step(self, action: Any) -> tuple[dict[str, Any], bool]:
-        """Apply one policy action; returns (observation, success). Success is LIBERO's own check."""
+    def step(self, action: Any, *, render: bool = True) -> tuple[dict[str, Any], bool]:
+        """Apply one policy action; returns (observation, success). Success is LIBERO's own check.
+
+        ``render=False``: nobody will look at this step's images (a step inside an action chunk), so the
+        cameras are not rendered; the observation's images are then blank. The physics, and the images
+        of the next rendered step, are exactly those of a step that rendered (tested).
+        """
         act = np.asarray(action, dtype=np.float64).reshape(-1)
         if act.shape != (ACTION_DIM,) or not np.all(np.isfinite(act)):
             raise PolicyError(
                 f"policy returned action {act.tolist()!r} for task {self.task.name}: need {ACTION_DIM} finite values "
                 "(OSC_POSE delta xyz, delta rpy, gripper)"
             )
-        raw, _, done, _ = self._env.step(act)
+        with self._images_skipped(not render):
+            raw, _, done, _ = self._env.step(act)
         self._last_raw = raw
         return self.observation(raw), bool(done)
 
@@ -167,6 +202,35 @@ class LiberoEnv:
         if env is not None:
             env.close()
             self._env = None
+
+
+@contextlib.contextmanager
+def _renders_skipped(sim: Any) -> Iterator[None]:
+    """Within the block, ``sim.render`` returns a blank image instead of rendering.
+
+    robosuite's camera observables still "sample" on their usual sub-step, so their timers and flags
+    move exactly as when rendering, and the next step outside the block renders on the same sub-step
+    as it would have. Nothing in MuJoCo's state is written by rendering, so the physics is unchanged.
+    """
+
+    _skip_renders(sim)
+    try:
+        yield
+    finally:
+        _restore_renders(sim)
+
+
+def _blank_render(width: int | None = None, height: int | None = None, *, depth: bool = False, **_: Any) -> Any:
+    image = np.zeros((height or 1, width or 1, 3), dtype=np.uint8)
+    return (image, np.zeros((height or 1, width or 1), dtype=np.float32)) if depth else image
+
+
+def _skip_renders(sim: Any) -> None:
+    sim.render = _blank_render  # an instance attribute shadows MjSim.render for this sim only
+
+
+def _restore_renders(sim: Any) -> None:
+    sim.__dict__.pop("render", None)
 
 
 def load_hook(spec: str) -> Callable[[LiberoEnv], None]:

@@ -27,10 +27,13 @@ class RunCounters:
     sim_s: float = 0.0
     batch_rows: int = 0  # sum of batch sizes over policy calls (mean batch = batch_rows / policy_calls)
     worker_restarts: int = 0
-    steady_cycles: int = 0  # vector steps in which every worker stepped and no episode started or ended
-    steady_s: float = 0.0  # wall time of those cycles (policy call + all workers stepping + IPC)
-    steady_rows: int = 0  # env steps taken in those cycles
-    steady_sim_s: float = 0.0  # per cycle, the slowest worker's own env.step time, summed
+    chunk_steps: int = 0  # env steps sent as parts of action chunks (executed open loop by the workers)
+    resets: int = 0  # episode starts (hard reset, initial state, settle steps)
+    reset_s: float = 0.0  # the workers' time in those starts, summed
+    steady_cycles: int = 0  # policy calls during the stepping phases (see batching.SteppingClock)
+    steady_s: float = 0.0  # the workers' stepping-phase time, summed and divided by the worker count
+    steady_rows: int = 0  # env steps taken in those phases
+    steady_sim_s: float = 0.0  # the workers' own env.step time in those phases, likewise divided
     first_act_at: float = 0.0  # perf_counter of the first policy call
     last_finish_at: float = 0.0  # perf_counter of the last finished episode
 
@@ -40,6 +43,8 @@ class RunCounters:
             "vector_steps": self.vector_steps,
             "policy_calls_per_vector_step": self.policy_calls / self.vector_steps if self.vector_steps else 0.0,
             "mean_batch": self.batch_rows / self.policy_calls if self.policy_calls else 0.0,
+            "chunk_steps": self.chunk_steps,
+            "mean_reset_s": self.reset_s / self.resets if self.resets else 0.0,
             "steady_vector_steps": self.steady_cycles,
             "steady_env_steps_per_s": self.steady_rows / self.steady_s if self.steady_s else 0.0,
             "steady_s_per_vector_step": self.steady_s / self.steady_cycles if self.steady_cycles else 0.0,

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from eval_runner.batching import BatchPolicy, CallResult, PolicyCaller, SteppingClock
-from eval_runner.policies.base import ACTION_DIM, Policy
+from eval_runner.policies.base import Policy
+from eval_runner.policies.checks import check_actions
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
 from eval_runner.results import ResultBuilder
@@ -159,6 +160,8 @@ class Rollout:
             raise SimulatorError(f"worker {w.index} answered while running no episode (runner bug)")
         if was == "start":
             c.env_setup_s += float(info.get("setup_s", 0.0))
+            c.resets += 1
+            c.reset_s += float(info.get("sim_s", 0.0))
             self.scheduler.record_reset(w.episode, info.get("rng_after_reset"))
             w.loaded_task = w.episode.task_id
             self._new.append(w.episode.episode_id)
@@ -166,9 +169,10 @@ class Rollout:
             self._obs[w.index] = (obs, now)
             self._steady.begin(w.index, now)
             return
-        w.steps += 1
-        c.env_steps += 1
-        self._steady.step(w.index, float(info.get("sim_s", 0.0)))
+        steps = int(info.get("steps", 1))
+        w.steps += steps
+        c.env_steps += steps
+        self._steady.step(w.index, float(info.get("sim_s", 0.0)), steps)
         if info.get("done") or w.steps >= self.max_steps:
             self._steady.end(w.index, time.perf_counter())
             self._finish(w, success=bool(info.get("done")))
@@ -226,6 +230,9 @@ class Rollout:
         for (w, ep), action in zip(done.tag, actions, strict=True):
             if w.episode is not ep or w.pending != "policy":
                 continue  # its worker crashed and was restarted while the policy ran
+            if action.ndim == 2:  # an action chunk: executed open loop by the worker, cut at the horizon
+                action = action[: self.max_steps - w.steps]
+                c.chunk_steps += len(action)
             try:
                 w.send(("step", action))
                 w.pending = "step"
@@ -240,7 +247,10 @@ class Rollout:
             raise PolicyError(
                 f"policy {self.builder.run.policy!r} raised {type(exc).__name__} on a batch of {done.rows}: {exc}"
             ) from exc
-        return check_actions(done.actions, done.rows)
+        # float64: the simulator's dtype; a float32 round trip would change a float64 policy's actions
+        return check_actions(
+            done.actions, done.rows, source=f"policy {self.builder.run.policy!r}", chunks=True, dtype=np.float64
+        )
 
     # -- episode end and crashes -----------------------------------------------------------------
     def _fail_episode(self, w: WorkerHandle, exc: SimulatorError) -> bool:
@@ -368,19 +378,3 @@ def stack_observations(rows: list[dict[str, Any]], language: list[str], episode_
     batch["task_description"] = list(language)
     batch["episode_id"] = list(episode_ids)
     return batch
-
-
-def check_actions(actions: Any, batch: int) -> np.ndarray:
-    """The policy's actions as a ``[batch, 7]`` float array, or a PolicyError saying what is wrong."""
-    try:
-        arr = np.asarray(actions, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise PolicyError(f"policy returned {type(actions).__name__}, not a numeric [B, 7] array: {exc}") from exc
-    if arr.shape != (batch, ACTION_DIM):
-        raise PolicyError(
-            f"policy returned actions of shape {arr.shape} for a batch of {batch} observations; "
-            f"it must return one {ACTION_DIM}-dim action per row: [{batch}, {ACTION_DIM}]"
-        )
-    if not np.isfinite(arr).all():
-        raise PolicyError("policy returned NaN or infinite actions")
-    return arr

@@ -4,7 +4,8 @@ The parent talks to a worker over a pipe with small messages:
 
 - ``("start", EpisodeTask, settle_steps)`` -> ``("obs", obs, info)``: load the task's scene (reused
   when it is already loaded), reset to the episode's initial state with its seed, settle.
-- ``("step", action)`` -> ``("obs", obs, info)`` with ``info["done"]`` = LIBERO's success check.
+- ``("step", actions)`` -> ``("obs", obs, info)``: one ``[7]`` action or a ``[K, 7]`` chunk executed open
+  loop (stopping at success); ``info["done"]`` = LIBERO's success check, ``info["steps"]`` = steps taken.
 - ``("video", path)`` -> ``("ok", path)``: write the frames of the episode that just ended.
 - ``("close",)``: close the environment and exit.
 
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from eval_runner.policies.base import ObservationSpec
 from eval_runner.scheduler import EpisodeTask
@@ -174,24 +177,42 @@ class _WorkerState:  # pragma: no cover - runs in the child
         info["rng_after_reset"] = self.env.rng_after_reset
         return ("obs", obs, info)
 
-    def step(self, action: Any) -> tuple[Any, ...]:
-        fault = self.config.fault
+    def step(self, actions: Any) -> tuple[Any, ...]:
+        """Execute ``actions`` (one ``[7]`` action or a ``[K, 7]`` chunk) until the last or LIBERO's success.
+
+        Only the observation sent back is rendered (every step when recording a video): inside a chunk
+        the policy reads no images, and two 256 px cameras cost more than the physics of a step.
+        """
         ep = self.episode
         if ep is None:
             raise errors.SimulatorError("worker got a step before any episode started")
-        if fault is not None and self._should_crash(fault, ep):
-            if fault.marker_file is not None:
-                fault.marker_file.write_text(f"{fault.mode} pid {os.getpid()}\n")
-            if fault.mode == "hang":
-                while True:  # test-only: stop answering like a deadlocked renderer would
-                    time.sleep(3600)
-            os._exit(fault.exit_code)  # test-only: die like a segfaulting simulator would
+        chunk = np.asarray(actions, dtype=np.float64)
+        chunk = chunk.reshape(1, -1) if chunk.ndim == 1 else chunk
         t0 = time.perf_counter()
-        obs, done = self.env.step(action)
-        self.steps += 1
-        if ep.record_video:
-            self.frames.append(self.env.video_frame())
-        return ("obs", obs, {"done": done, "sim_s": time.perf_counter() - t0})
+        obs: dict[str, Any] = {}
+        done = False
+        taken = 0
+        for i, action in enumerate(chunk):
+            self._maybe_crash(ep)
+            obs, done = self.env.step(action, render=ep.record_video or i == len(chunk) - 1)
+            self.steps += 1
+            taken += 1
+            if ep.record_video:
+                self.frames.append(self.env.video_frame())
+            if done:
+                break
+        return ("obs", obs, {"done": done, "steps": taken, "sim_s": time.perf_counter() - t0})
+
+    def _maybe_crash(self, ep: EpisodeTask) -> None:
+        fault = self.config.fault
+        if fault is None or not self._should_crash(fault, ep):
+            return
+        if fault.marker_file is not None:
+            fault.marker_file.write_text(f"{fault.mode} pid {os.getpid()}\n")
+        if fault.mode == "hang":
+            while True:  # test-only: stop answering like a deadlocked renderer would
+                time.sleep(3600)
+        os._exit(fault.exit_code)  # test-only: die like a segfaulting simulator would
 
     def _should_crash(self, fault: FaultInjection, ep: EpisodeTask, *, at_start: bool = False) -> bool:
         if (ep.task_id, ep.init_state) != (fault.task_id, fault.init_state):

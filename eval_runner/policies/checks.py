@@ -10,17 +10,24 @@ from eval_runner.policies.base import ACTION_DIM
 from rlinf_bench.errors import PolicyError
 
 
-def check_actions(actions: Any, rows: int, *, source: str) -> np.ndarray:
-    """``actions`` as a float32 ``[rows, 7]`` array, or a PolicyError naming ``source`` and what is wrong.
+def check_actions(
+    actions: Any, rows: int, *, source: str, chunks: bool = False, dtype: type[np.floating[Any]] = np.float32
+) -> np.ndarray:
+    """``actions`` as a ``[rows, 7]`` array of ``dtype``, or a PolicyError naming ``source`` and what is wrong.
 
+    With ``chunks``, a ``[rows, K, 7]`` array (an action chunk per row, K >= 1) is accepted too.
     Non-finite values are refused because MuJoCo would silently propagate NaN into the scene.
     """
     try:
-        array = np.asarray(actions, dtype=np.float32)
+        array = np.asarray(actions, dtype=dtype)
     except (TypeError, ValueError) as exc:
         raise PolicyError(f"{source} returned actions that are not a numeric array: {exc}") from exc
-    if array.shape != (rows, ACTION_DIM):
-        raise PolicyError(f"{source} returned actions of shape {array.shape}, expected ({rows}, {ACTION_DIM})")
+    chunked = chunks and array.ndim == 3 and array.shape[0] == rows and array.shape[1] >= 1
+    if array.shape[-1:] != (ACTION_DIM,) or not (array.shape == (rows, ACTION_DIM) or chunked):
+        expected = f"({rows}, {ACTION_DIM})" + (
+            f" or an action chunk per row ({rows}, K, {ACTION_DIM})" if chunks else ""
+        )
+        raise PolicyError(f"{source} returned actions of shape {array.shape}, expected {expected}")
     if not np.isfinite(array).all():
         raise PolicyError(f"{source} returned NaN or infinite actions")
     return array

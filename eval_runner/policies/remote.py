@@ -229,7 +229,7 @@ class ServerPolicy(Policy):
             raise PolicyError(f"policy server {self.url} failed on this batch: {reply['error']}")
         if "actions" not in reply:
             raise PolicyError(f"policy server {self.url} replied without 'actions' or 'error' (keys: {sorted(reply)})")
-        return check_actions(reply["actions"], rows, source=f"policy server {self.url}")
+        return check_actions(reply["actions"], rows, source=f"policy server {self.url}", chunks=True)
 
     def describe(self) -> dict[str, Any]:
         return {

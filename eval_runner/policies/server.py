@@ -116,7 +116,7 @@ class PolicyServer:
             log.info("client %s disconnected", peer)
 
     def _answer(self, frame: bytes | str) -> dict[str, Any]:
-        """One reply: ``{"actions": [B, 7]}`` or ``{"error": msg}``; never raises for a bad batch."""
+        """One reply: ``{"actions": [B, 7] or [B, K, 7]}`` or ``{"error": msg}``; never raises for a bad batch."""
         started = time.perf_counter()
         try:
             request = unpack(frame)
@@ -129,7 +129,9 @@ class PolicyServer:
             with self._lock:
                 if resets:
                     self.policy.reset([str(e) for e in resets])
-                actions = check_actions(self.policy.act(request), len(episode_ids), source=f"policy {self.name}")
+                actions = check_actions(
+                    self.policy.act(request), len(episode_ids), source=f"policy {self.name}", chunks=True
+                )
         except Exception as exc:
             self.errors += 1
             log.error("batch failed: %s\n%s", exc, traceback.format_exc())

@@ -54,9 +54,16 @@ def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) ->
                 if options.straggler == episode.init_state and steps == 0 and options.release is not None:
                     while not options.release.exists():
                         time.sleep(0.01)
-                x = (0.9 * x + np.asarray(msg[1][:2], dtype=np.float32)).astype(np.float32)
-                steps += 1
-                conn.send(("obs", {"x": x.copy()}, {"done": bool(x[0] > 2.0), "sim_s": 0.001}))
+                chunk = np.asarray(msg[1], dtype=np.float64).reshape(-1, 7)  # one action, or a chunk
+                done, taken = False, 0
+                for action in chunk:
+                    x = (0.9 * x + action[:2].astype(np.float32)).astype(np.float32)
+                    steps += 1
+                    taken += 1
+                    done = bool(x[0] > 2.0)
+                    if done:
+                        break
+                conn.send(("obs", {"x": x.copy()}, {"done": done, "steps": taken, "sim_s": 0.001 * taken}))
     except EOFError:
         return
     finally:

@@ -191,3 +191,63 @@ def test_given_a_policy_error_during_the_call_then_the_run_fails_naming_the_poli
 
     with pytest.raises(PolicyError, match="raised ValueError on a batch of 1: bad weights"):
         rollout(tmp_path, 1, trials=1, policy=Broken())
+
+
+class Chunked(RowWise):
+    """RowWise's rule, but one call gives each row a chunk of ``k`` actions (the runner executes them)."""
+
+    def __init__(self, k: int) -> None:
+        super().__init__()
+        self.k = k
+
+    def act(self, obs: dict[str, Any]) -> np.ndarray:
+        one = super().act(obs)  # [B, 7] from each row's observation
+        drift = np.linspace(0.0, 0.1, self.k)[None, :, None]  # the chunk's actions differ step to step
+        return one[:, None, :] + drift
+
+
+class QueuedChunks(Chunked):
+    """The same chunks kept in the policy and handed out one action per call (the way before runner chunks)."""
+
+    def __init__(self, k: int) -> None:
+        super().__init__(k)
+        self.queues: dict[str, list[np.ndarray]] = {}
+
+    def act(self, obs: dict[str, Any]) -> np.ndarray:
+        ids = list(obs["episode_id"])
+        need = [i for i, e in enumerate(ids) if not self.queues.get(e)]
+        if need:
+            sub = {"x": obs["x"][need], "episode_id": [ids[i] for i in need]}
+            for i, chunk in zip(need, super().act(sub), strict=True):
+                self.queues[ids[i]] = list(chunk)
+        return np.stack([self.queues[e].pop(0) for e in ids])
+
+
+def test_given_action_chunks_then_episodes_end_as_with_the_chunk_served_step_by_step_with_fewer_calls(
+    tmp_path: Path,
+) -> None:
+    chunked, chunked_builder, chunked_policy = rollout(tmp_path, 2, trials=5, max_steps=12, policy=Chunked(5))
+    queued, _, queued_policy = rollout(tmp_path, 1, trials=5, max_steps=12, policy=QueuedChunks(5))
+
+    assert _episodes(chunked) == _episodes(queued)
+    assert isinstance(chunked_policy, Chunked) and isinstance(queued_policy, QueuedChunks)
+    for episode_id, rows in queued_policy.seen.items():  # the policy saw the same chunk-start observations
+        assert np.array_equal(np.stack(rows), np.stack(chunked_policy.seen[episode_id])), episode_id
+    steps = [e.steps for t in chunked.tasks for e in t.episodes]
+    assert 12 in steps and any(s < 12 for s in steps)  # some hit the horizon (chunks 5+5+2), some succeed
+    # one call per chunk: ceil(steps / 5) rows per episode, not one per step
+    assert sum(len(b) for b in chunked_policy.batches) == sum(-(-s // 5) for s in steps)
+    assert chunked_builder.counters.env_steps == sum(steps) == chunked.timings.env_steps
+
+
+def test_given_a_chunk_longer_than_the_steps_left_then_the_episode_stops_at_the_horizon(tmp_path: Path) -> None:
+    class Still(Chunked):
+        def act(self, obs: dict[str, Any]) -> np.ndarray:
+            self.batches.append(list(obs["episode_id"]))
+            return np.zeros((len(obs["episode_id"]), 50, 7))  # x decays: never a success
+
+    result, builder, policy = rollout(tmp_path, 1, trials=2, max_steps=12, policy=Still(50))
+
+    assert [e.steps for t in result.tasks for e in t.episodes] == [12, 12]
+    assert isinstance(policy, Still) and len(policy.batches) == 2
+    assert builder.counters.chunk_steps == 24

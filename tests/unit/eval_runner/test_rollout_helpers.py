@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from eval_runner.rollout import check_actions, stack_observations
+from eval_runner.policies.checks import check_actions
+from eval_runner.rollout import stack_observations
 from eval_runner.video import video_suffix, write_video
 from rlinf_bench.errors import ConfigError, PolicyError
 
@@ -33,19 +34,29 @@ def test_given_a_policy_without_observation_keys_then_the_batch_still_carries_la
 @pytest.mark.parametrize(
     ("actions", "message"),
     [
-        (np.zeros((2, 6)), r"shape \(2, 6\) for a batch of 2"),
-        (np.zeros((1, 7)), r"shape \(1, 7\) for a batch of 2"),
+        (np.zeros((2, 6)), r"shape \(2, 6\), expected \(2, 7\)"),
+        (np.zeros((1, 7)), r"shape \(1, 7\), expected \(2, 7\)"),
+        (np.zeros((2, 0, 7)), r"shape \(2, 0, 7\)"),
+        (np.zeros((3, 8, 7)), r"shape \(3, 8, 7\), expected \(2, 7\) or an action chunk per row \(2, K, 7\)"),
         ([[0] * 7, [float("nan")] * 7], "NaN"),
         ("left", "not a numeric"),
     ],
 )
-def test_given_malformed_actions_then_a_policy_error_says_what_is_wrong(actions: object, message: str) -> None:
-    with pytest.raises(PolicyError, match=message):
-        check_actions(actions, 2)
+def test_given_malformed_actions_then_a_policy_error_names_the_policy_and_what_is_wrong(
+    actions: object, message: str
+) -> None:
+    with pytest.raises(PolicyError, match=f"^policy 'p' returned .*{message}"):
+        check_actions(actions, 2, source="policy 'p'", chunks=True)
 
 
-def test_given_well_formed_actions_then_they_come_back_as_float_arrays() -> None:
-    assert check_actions([[0, 0, 0, 0, 0, 0, -1]], 1).dtype == np.float64
+def test_given_action_chunks_where_single_actions_are_required_then_they_are_refused() -> None:
+    with pytest.raises(PolicyError, match=r"shape \(2, 8, 7\), expected \(2, 7\)$"):
+        check_actions(np.zeros((2, 8, 7)), 2, source="policy 'p'")
+
+
+def test_given_well_formed_actions_or_chunks_then_they_come_back_as_arrays_of_the_asked_dtype() -> None:
+    assert check_actions([[0, 0, 0, 0, 0, 0, -1]], 1, source="p", dtype=np.float64).dtype == np.float64
+    assert check_actions(np.zeros((2, 8, 7)), 2, source="p", chunks=True).shape == (2, 8, 7)
 
 
 def test_given_frames_then_a_video_file_is_written_with_the_available_format(tmp_path: Path) -> None:
