@@ -106,7 +106,17 @@ def zero_spec(resolution: int) -> str:
     return f"builtin:zero?cameras={','.join(CAMERAS)}&resolution={resolution}"
 
 
-def _raw_process(index: int, threads: int, seconds: float, resolution: int, cache: str, barrier: Any, out: Any) -> None:
+def _raw_process(
+    index: int,
+    threads: int,
+    seconds: float,
+    resolution: int,
+    cache: str,
+    barrier: Any,
+    out: Any,
+    episodes: bool,
+    max_steps: int,
+) -> None:
     from eval_runner.vector import limit_threads
 
     limit_threads(threads)
@@ -130,6 +140,9 @@ def _raw_process(index: int, threads: int, seconds: float, resolution: int, cach
     t0 = time.perf_counter()
     steps = 0
     while time.perf_counter() - t0 < seconds:
+        if episodes and steps % max_steps == 0:  # the reference loop: a new initial state every max_steps
+            state = (state + 1) % 50
+            env.start_episode(state, episode_seed(0, SUITE, TASK, state), SETTLE)
         env.step(ZERO_ACTION)
         steps += 1
     elapsed = time.perf_counter() - t0
@@ -137,8 +150,19 @@ def _raw_process(index: int, threads: int, seconds: float, resolution: int, cach
     env.close()
 
 
-def raw_aggregate(n: int, seconds: float, threads: int, resolution: int, cache: Path) -> dict[str, Any]:
+def raw_aggregate(
+    n: int,
+    seconds: float,
+    threads: int,
+    resolution: int,
+    cache: Path,
+    episodes: bool = False,
+    max_steps: int = MAX_STEPS,
+) -> dict[str, Any]:
     """N processes stepping LIBERO with no harness; aggregate steps/s over a common window.
+
+    ``episodes``: each process runs whole episodes as the reference loop does (hard reset to the next
+    initial state, settle, ``max_steps`` steps), so resets are in the figure; otherwise it only steps.
 
     Never hangs: a process that dies (or a barrier that never fills) ends the measurement with an error.
     """
@@ -147,7 +171,11 @@ def raw_aggregate(n: int, seconds: float, threads: int, resolution: int, cache: 
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(n, timeout=300), ctx.Queue()
     procs = [
-        ctx.Process(target=_raw_process, args=(i, threads, seconds, resolution, str(cache), barrier, out), daemon=True)
+        ctx.Process(
+            target=_raw_process,
+            args=(i, threads, seconds, resolution, str(cache), barrier, out, episodes, max_steps),
+            daemon=True,
+        )
         for i in range(n)
     ]
     t0 = time.perf_counter()
@@ -172,6 +200,7 @@ def raw_aggregate(n: int, seconds: float, threads: int, resolution: int, cache: 
     per = [steps / elapsed for _, steps, elapsed in rows]
     return {
         "processes": n,
+        "mode": "episodes (reset + settle + steps)" if episodes else "stepping only",
         "threads_per_process": threads,
         "seconds": seconds,
         "steps_per_s": round(sum(per), 1),
@@ -196,12 +225,32 @@ def render_check(resolution: int, cache: Path, steps: int = 30) -> dict[str, Any
     for _ in range(steps):
         obs, _ = env.step(ZERO_ACTION)
     step_ms = 1000 * (time.perf_counter() - t1) / steps
+    # A hard reset with a new render context (robosuite's way) against one that keeps it (the runner's):
+    # the time of each, and whether every image and the state are the same on this GPU's driver.
+    starts: dict[str, Any] = {}
+    for mode, reuse in (("new_context", False), ("kept_context", True)):
+        env.reuse_render_context = reuse
+        times, seen = [], []
+        for state in (1, 1, 1):
+            t = time.perf_counter()
+            first = env.start_episode(state, 0, SETTLE)
+            times.append(time.perf_counter() - t)
+            after, _ = env.step(np.array([0.5, 0.0, -0.3, 0.0, 0.0, 0.0, 1.0]))
+            seen.append((first, after, env.sim.get_state().flatten().copy()))
+        starts[mode] = {"start_s": [round(x, 3) for x in times], "seen": seen}
+    same = all(
+        np.array_equal(a[2], b[2]) and all(np.array_equal(a[i][k], b[i][k]) for i in (0, 1) for k in a[i])
+        for a, b in zip(starts["new_context"]["seen"], starts["kept_context"]["seen"], strict=True)
+    )
     env.close()
     return {
         "rendering": paths.rendering,
         "build_s": round(build_s, 1),
         "step_ms": round(step_ms, 1),
         "image_mean": round(float(obs["agentview_image"].mean()), 1),
+        "start_s_new_context": starts["new_context"]["start_s"],
+        "start_s_kept_context": starts["kept_context"]["start_s"],
+        "kept_context_bit_identical": same,
     }
 
 
@@ -265,6 +314,8 @@ def result_figures(result: dict[str, Any]) -> dict[str, Any]:
         "mean_reset_s": round(tp.get("mean_reset_s", 0.0), 2),
         "env_setup_s": t.get("env_setup_s"),
         "harness_overhead": round(tp.get("harness_overhead", 0.0), 4),
+        "occupied_env_steps_per_s": round(tp.get("occupied_env_steps_per_s", 0.0), 1),
+        "occupied_s": round(tp.get("occupied_s", 0.0), 1),
         "result_wall_s": t["wall_s"],
         "error": result.get("error"),
     }
@@ -450,7 +501,7 @@ def cli_evaluate(argv: list[str]) -> int:
 # -- driver ---------------------------------------------------------------------------------------
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="raw,harness", help="check,raw,harness,latency,task,suite")
+    parser.add_argument("--parts", default="raw,harness", help="check,raw,raw_episodes,harness,latency,task,suite")
     parser.add_argument("--workers", default="4,8,15", help="N values (task: the first one)")
     parser.add_argument("--lockstep", default="", help="N values to also run with --batch-window-ms inf")
     parser.add_argument("--raw-seconds", type=float, default=20.0)
@@ -488,13 +539,19 @@ def main() -> int:
         check = render_check(args.resolution, cache)
         report.put("render_check", None, check)
         print(f"render check: {check}", flush=True)
-    for n in ns if parts & {"raw", "harness"} else []:
+    for n in ns if parts & {"raw", "raw_episodes", "harness"} else []:
         key = str(n)
         if "raw" in parts:
             raw = raw_aggregate(n, args.raw_seconds, max(1, cores // n), args.resolution, cache)
             report.put("raw", key, raw)
             report.put("raw_steps_per_s", key, raw.get("steps_per_s"))
             print(f"raw N={n}: {raw.get('steps_per_s')} steps/s {raw.get('error', '')}", flush=True)
+        if "raw_episodes" in parts:
+            threads = max(1, cores // n)
+            raw = raw_aggregate(n, args.raw_seconds, threads, args.resolution, cache, True, args.max_steps)
+            report.put("raw_episodes", key, raw)
+            report.put("raw_episodes_steps_per_s", key, raw.get("steps_per_s"))
+            print(f"raw episodes N={n}: {raw.get('steps_per_s')} steps/s {raw.get('error', '')}", flush=True)
         if "harness" in parts:
             trials = min(50, args.episodes_per_worker * n)
             modes = [("harness", [])] + ([("harness_lockstep", ["--batch-window-ms", "inf"])] if n in lockstep else [])
@@ -505,6 +562,12 @@ def main() -> int:
                 raw_rate = report.doc.get("raw_steps_per_s", {}).get(key)
                 if raw_rate and row.get("steady_env_steps_per_s"):
                     report.put(f"{name}_over_raw", key, round(row["steady_env_steps_per_s"] / raw_rate, 3))
+                # like with like: whole episodes with resets on both sides, every worker/process busy
+                report.put(f"{name}_occupied_steps_per_s", key, row.get("occupied_env_steps_per_s"))
+                raw_episodes = report.doc.get("raw_episodes_steps_per_s", {}).get(key)
+                if raw_episodes and row.get("occupied_env_steps_per_s"):
+                    ratio = round(row["occupied_env_steps_per_s"] / raw_episodes, 3)
+                    report.put(f"{name}_occupied_over_raw_episodes", key, ratio)
                 print(f"{name} N={n}: {row.get('steady_env_steps_per_s')} steps/s (exit {row['exit']})", flush=True)
     if "latency" in parts:
         try:

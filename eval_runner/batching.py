@@ -162,3 +162,38 @@ class SteppingClock:
     def discard(self, worker: int) -> None:
         """A crashed episode's phase does not count."""
         self._open.pop(worker, None)
+
+
+@dataclass
+class OccupancyWindow:
+    """The stretch of a run in which every worker had an episode: from the moment the last worker got its
+    first observation to the moment the first worker found the queue empty.
+
+    Env steps per second in it compare with N processes running the reference loop (reset, settle,
+    steps) on their own: resets, settle steps and the RNG replay are in both, while the start-up
+    (process spawn, scene builds) and the last partial wave, which a longer run amortises, are in neither.
+    """
+
+    workers: int
+    _started: set[int] = field(default_factory=set)
+    full_at: float | None = None  # (time, env steps so far) when the last worker started
+    full_steps: int = 0
+    idle_at: float | None = None
+    idle_steps: int = 0
+
+    def worker_started(self, worker: int, now: float, env_steps: int) -> None:
+        if self.full_at is not None or self.idle_at is not None:
+            return
+        self._started.add(worker)
+        if len(self._started) == self.workers:
+            self.full_at, self.full_steps = now, env_steps
+
+    def worker_idle(self, now: float, env_steps: int) -> None:
+        if self.idle_at is None:
+            self.idle_at, self.idle_steps = now, env_steps
+
+    def figures(self) -> tuple[float, int] | None:
+        """(seconds, env steps) of the window, or None when the queue ran dry before every worker started."""
+        if self.full_at is None or self.idle_at is None or self.idle_at <= self.full_at:
+            return None
+        return self.idle_at - self.full_at, self.idle_steps - self.full_steps

@@ -34,6 +34,8 @@ class RunCounters:
     steady_s: float = 0.0  # the workers' stepping-phase time, summed and divided by the worker count
     steady_rows: int = 0  # env steps taken in those phases
     steady_sim_s: float = 0.0  # the workers' own env.step time in those phases, likewise divided
+    occupied_s: float = 0.0  # batching.OccupancyWindow: while every worker had an episode
+    occupied_steps: int = 0
     first_act_at: float = 0.0  # perf_counter of the first policy call
     last_finish_at: float = 0.0  # perf_counter of the last finished episode
 
@@ -53,6 +55,9 @@ class RunCounters:
             "rolling_env_steps_per_s": self.env_steps / (self.last_finish_at - self.first_act_at)
             if self.last_finish_at > self.first_act_at
             else 0.0,
+            # every worker busy (resets included): compares with N processes running the reference loop
+            "occupied_s": self.occupied_s,
+            "occupied_env_steps_per_s": self.occupied_steps / self.occupied_s if self.occupied_s else 0.0,
             # what the loop adds on top of the simulator: IPC, batching, the policy call, scheduling
             "harness_overhead": (self.steady_s - self.steady_sim_s) / self.steady_sim_s if self.steady_sim_s else 0.0,
         }

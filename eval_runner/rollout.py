@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from eval_runner.batching import BatchPolicy, CallResult, PolicyCaller, SteppingClock
+from eval_runner.batching import BatchPolicy, CallResult, OccupancyWindow, PolicyCaller, SteppingClock
 from eval_runner.policies.base import Policy
 from eval_runner.policies.checks import check_actions
 from eval_runner.progress import Progress
@@ -71,6 +71,8 @@ class Rollout:
         self._caller: PolicyCaller | None = None
         # Steady state: the workers' stepping phases (resets and scene builds excluded), see SteppingClock.
         self._steady = SteppingClock(len(workers))
+        # Whole-run rate while every worker had work: resets included, start-up and last wave excluded.
+        self._occupancy = OccupancyWindow(len(workers))
 
     # -- main loop -------------------------------------------------------------------------------
     def run(self) -> None:
@@ -96,6 +98,7 @@ class Rollout:
         """Start the worker's next episode (its reset then overlaps with the other workers' steps)."""
         ep = self.scheduler.next_for(w.loaded_task)
         if ep is None:
+            self._occupancy.worker_idle(time.perf_counter(), self.builder.counters.env_steps)
             return
         w.episode = ep
         w.steps = 0
@@ -168,6 +171,7 @@ class Rollout:
             now = time.perf_counter()
             self._obs[w.index] = (obs, now)
             self._steady.begin(w.index, now)
+            self._occupancy.worker_started(w.index, now, c.env_steps)
             return
         steps = int(info.get("steps", 1))
         w.steps += steps
@@ -188,6 +192,9 @@ class Rollout:
         c.steady_s += s.seconds / max(1, s.workers)
         c.steady_rows += s.steps
         c.steady_sim_s += s.sim_s / max(1, s.workers)
+        window = self._occupancy.figures()
+        if window is not None:
+            c.occupied_s, c.occupied_steps = window
 
     # -- policy ----------------------------------------------------------------------------------
     def _maybe_act(self) -> None:

@@ -84,3 +84,34 @@ def test_given_renders_skipped_inside_chunks_then_physics_and_every_read_image_a
     # two cameras, rendered for the start (last settle step) and each chunk's last step only
     assert renders_lean == 2 * (1 + 2)
     assert renders_full > 2 * (4 + 2 * CHUNK)  # every settle and chunk step, plus the reset's own observation
+
+
+def test_given_the_render_context_kept_across_hard_resets_then_scenes_and_images_are_those_of_a_fresh_context(
+    libero_cache: Path,
+) -> None:
+    configure_libero(libero_cache)
+    env = LiberoEnv(get_suite("libero_spatial").task(0), SPEC, horizon=40)
+    runs: dict[bool, list[tuple[dict[str, Any], np.ndarray, np.ndarray]]] = {}
+    try:
+        for reuse in (False, True):
+            env.reuse_render_context = reuse
+            env.render_contexts_reused = 0
+            seen = []
+            for init_state in (0, 2):  # initial state 2 replays the resets of 0 and 1 first: three hard resets
+                obs = env.start_episode(init_state, seed=7, settle_steps=2)
+                obs, _ = env.step(_actions()[0])
+                seen.append((obs, env.sim.model.body_pos.copy(), env.sim.get_state().flatten().copy()))
+            runs[reuse] = seen
+            assert env.render_contexts_reused == (4 if reuse else 0)  # 1 + 3 resets, every one after the first
+    finally:
+        env.close()
+
+    for (fresh_obs, fresh_bodies, fresh_state), (kept_obs, kept_bodies, kept_state) in zip(
+        runs[False], runs[True], strict=True
+    ):
+        assert np.array_equal(fresh_bodies, kept_bodies) and np.array_equal(fresh_state, kept_state)
+        for key in fresh_obs:
+            assert np.array_equal(fresh_obs[key], kept_obs[key]), key
+    # the two initial states are different scenes (fixtures placed from the replayed RNG), both rendered right
+    assert not np.array_equal(runs[True][0][1], runs[True][1][1])
+    assert not np.array_equal(runs[True][0][0]["agentview_image"], runs[True][1][0]["agentview_image"])

@@ -251,3 +251,30 @@ def test_given_a_chunk_longer_than_the_steps_left_then_the_episode_stops_at_the_
     assert [e.steps for t in result.tasks for e in t.episodes] == [12, 12]
     assert isinstance(policy, Still) and len(policy.batches) == 2
     assert builder.counters.chunk_steps == 24
+
+
+def test_given_a_run_then_the_window_in_which_every_worker_had_an_episode_is_measured(tmp_path: Path) -> None:
+    result, builder, _ = rollout(tmp_path, 2, trials=6)
+
+    c = builder.counters
+    assert c.occupied_s > 0 and 0 < c.occupied_steps < result.timings.env_steps
+    assert c.throughput()["occupied_env_steps_per_s"] == pytest.approx(c.occupied_steps / c.occupied_s)
+
+
+def test_given_the_queue_empty_before_every_worker_started_then_no_occupancy_figure_is_claimed() -> None:
+    from eval_runner.batching import OccupancyWindow
+
+    window = OccupancyWindow(workers=3)
+    window.worker_started(0, now=1.0, env_steps=0)
+    window.worker_started(1, now=1.5, env_steps=4)
+    window.worker_idle(now=2.0, env_steps=9)  # worker 2 never started: the run was too short for a window
+    window.worker_started(2, now=2.5, env_steps=12)
+    assert window.figures() is None
+
+    full = OccupancyWindow(workers=2)
+    full.worker_started(0, now=1.0, env_steps=0)
+    full.worker_started(1, now=2.0, env_steps=5)
+    full.worker_started(0, now=3.0, env_steps=20)  # a second episode does not move the start
+    full.worker_idle(now=6.0, env_steps=45)
+    full.worker_idle(now=7.0, env_steps=50)  # nor does a second idle worker move the end
+    assert full.figures() == (4.0, 40)
