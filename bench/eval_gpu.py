@@ -505,6 +505,9 @@ def main() -> int:
     parser.add_argument("--workers", default="4,8,15", help="N values (task: the first one)")
     parser.add_argument("--lockstep", default="", help="N values to also run with --batch-window-ms inf")
     parser.add_argument("--raw-seconds", type=float, default=20.0)
+    parser.add_argument(
+        "--raw-episode-seconds", type=float, default=30.0, help="raw_episodes: window, long enough for a few resets"
+    )
     parser.add_argument("--episodes-per-worker", type=int, default=2)
     parser.add_argument("--trials", type=int, default=50, help="task/suite parts: episodes per task")
     parser.add_argument("--chunks", default="runner", help="task part: runner, policy, or both (runner,policy)")
@@ -548,7 +551,7 @@ def main() -> int:
             print(f"raw N={n}: {raw.get('steps_per_s')} steps/s {raw.get('error', '')}", flush=True)
         if "raw_episodes" in parts:
             threads = max(1, cores // n)
-            raw = raw_aggregate(n, args.raw_seconds, threads, args.resolution, cache, True, args.max_steps)
+            raw = raw_aggregate(n, args.raw_episode_seconds, threads, args.resolution, cache, True, args.max_steps)
             report.put("raw_episodes", key, raw)
             report.put("raw_episodes_steps_per_s", key, raw.get("steps_per_s"))
             print(f"raw episodes N={n}: {raw.get('steps_per_s')} steps/s {raw.get('error', '')}", flush=True)
