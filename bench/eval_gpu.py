@@ -123,6 +123,7 @@ def _raw_process(
     from eval_runner.env import LiberoEnv
     from eval_runner.libero_setup import configure_libero
     from eval_runner.policies.base import ObservationSpec
+    from eval_runner.scheduler import RngStart, seeded_state
     from rlinf_bench.seeding import episode_seed
     from rlinf_bench.suites import get_suite
 
@@ -133,7 +134,15 @@ def _raw_process(
     spec = ObservationSpec(cameras=CAMERAS, resolution=resolution, proprio=())
     env = LiberoEnv(get_suite(SUITE).task(TASK), spec, horizon=100_000)
     state = index % 50
-    env.start_episode(state, episode_seed(0, SUITE, TASK, state), SETTLE)
+    seed = episode_seed(0, SUITE, TASK, state)
+
+    def start(init_state: int) -> None:
+        # One hard reset per episode, as the reference loop (seed once, reset per episode): each reset
+        # continues this process's own RNG chain instead of replaying the reference's from the seed.
+        chain = env.rng_after_reset or seeded_state(seed)
+        env.start_episode(init_state, seed, SETTLE, RngStart(seed=seed, base_index=init_state, state=chain))
+
+    start(state)
     for _ in range(10):  # warm-up: the first renders allocate buffers
         env.step(ZERO_ACTION)
     barrier.wait()
@@ -142,11 +151,11 @@ def _raw_process(
     while time.perf_counter() - t0 < seconds:
         if episodes and steps % max_steps == 0:  # the reference loop: a new initial state every max_steps
             state = (state + 1) % 50
-            env.start_episode(state, episode_seed(0, SUITE, TASK, state), SETTLE)
+            start(state)
         env.step(ZERO_ACTION)
         steps += 1
     elapsed = time.perf_counter() - t0
-    out.put((index, steps, elapsed))
+    out.put((index, steps, elapsed, env.extra_resets))
     env.close()
 
 
@@ -181,7 +190,7 @@ def raw_aggregate(
     t0 = time.perf_counter()
     for p in procs:
         p.start()
-    rows: list[tuple[int, int, float]] = []
+    rows: list[tuple[int, int, float, int]] = []
     deadline = time.monotonic() + 300 + seconds
     while len(rows) < n:
         try:
@@ -197,7 +206,7 @@ def raw_aggregate(
             return {"processes": n, "error": f"raw measurement failed: {why}; see the log above"}
     for p in procs:
         p.join(timeout=30)
-    per = [steps / elapsed for _, steps, elapsed in rows]
+    per = [steps / elapsed for _, steps, elapsed, _ in rows]
     return {
         "processes": n,
         "mode": "episodes (reset + settle + steps)" if episodes else "stepping only",
@@ -205,6 +214,7 @@ def raw_aggregate(
         "seconds": seconds,
         "steps_per_s": round(sum(per), 1),
         "per_process_steps_per_s": [round(x, 1) for x in sorted(per)],
+        "extra_resets": sum(extra for *_, extra in rows),  # RNG-replay resets: 0, one reset per episode
         "total_s_with_start": round(time.perf_counter() - t0, 1),
     }
 
