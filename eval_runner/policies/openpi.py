@@ -8,12 +8,15 @@ rotated 180° and ``resize_with_pad`` to 224, ``observation/state`` = eef positi
 gripper qpos, ``prompt`` = the task language, and the first ``replan`` (5) actions of each chunk
 executed before asking again (:mod:`eval_runner.policies.conventions`, ``openpi``).
 
-Each episode keeps its own action plan and asks the server only when the plan is empty. The requests
-of one batch go out concurrently over up to ``connections`` websockets (the server answers one
+By default (``chunks=runner``) every row of a call gets its ``replan`` actions as a ``[B, replan, 7]``
+chunk, which the runner executes open loop (rendering only the observation of the chunk's last step);
+with ``chunks=policy`` each episode keeps its own action plan here and asks the server only when the
+plan is empty, one action per call. The episodes are the same either way. The requests of one batch
+go out concurrently over up to ``connections`` websockets (the server answers one
 observation per request per connection). Spec options (after ``?``): ``replan`` (5), ``resize`` (224;
 0 = as rendered), ``rotate`` (true), ``wrist`` (true), ``resolution`` (render size, default the
 protocol's 256), ``image_key``, ``wrist_key``, ``state_key``, ``prompt_key``, ``api_key`` (sent as
-``Authorization: Api-Key …``), ``connections`` (8), ``retries`` (8), ``backoff_s`` (0.5),
+``Authorization: Api-Key …``), ``chunks`` (runner), ``connections`` (8), ``retries`` (8), ``backoff_s`` (0.5),
 ``max_backoff_s`` (10), ``open_timeout_s`` (5), ``request_timeout_s`` (300).
 """
 
@@ -59,6 +62,7 @@ _CONVENTION_OPTIONS: dict[str, type] = {
     "prompt_key": str,
 }
 _CLIENT_OPTIONS: dict[str, type] = {
+    "chunks": str,
     "api_key": str,
     "connections": int,
     "retries": int,
@@ -172,11 +176,15 @@ class OpenpiPolicy(Policy):
         max_backoff_s: float = 10.0,
         open_timeout_s: float = 5.0,
         request_timeout_s: float = 300.0,
+        chunks: str = "runner",
         spec: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.url = url
         self.spec = spec or f"openpi:{url}"
+        if chunks not in ("runner", "policy"):
+            raise PolicyError(f"policy spec {self.spec!r}: chunks={chunks!r}; use chunks=runner or chunks=policy")
+        self.runner_chunks = chunks == "runner"
         try:
             import openpi_client.msgpack_numpy  # noqa: F401 - openpi's own wire format, imported early to fail fast
         except ImportError as exc:
@@ -293,6 +301,9 @@ class OpenpiPolicy(Policy):
 
     def act(self, obs: dict[str, Any]) -> np.ndarray:
         rows = batch_size(obs)
+        if self.runner_chunks:  # [B, replan, 7]: the runner executes each row's actions open loop
+            elements = [self.convention.element(obs, i) for i in range(rows)]
+            return np.stack(self._request_all(elements)).astype(np.float32) if rows else np.zeros((0, 1, ACTION_DIM))
         ids = [str(e) for e in obs["episode_id"]]
         empty = [i for i, e in enumerate(ids) if not self._plans.setdefault(e, deque())]
         if empty:
@@ -330,6 +341,7 @@ class OpenpiPolicy(Policy):
             "server_metadata": _plain(self.metadata),
             "convention": asdict(self.convention),
             "connections": len(self._pool),
+            "chunks_executed_by": "runner" if self.runner_chunks else "policy",
             # Greedy or sampled is the server's business: we report what its metadata says, if anything.
             "decoding": str(decoding) if decoding else "as served (openpi metadata names none)",
         }

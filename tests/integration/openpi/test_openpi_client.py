@@ -27,7 +27,7 @@ def _batch(rows: int, seed: int = 0) -> dict:
 
 def test_the_server_gets_openpis_libero_element_and_each_episode_replans_every_5_steps(tmp_path: Path) -> None:
     with served(tmp_path / "rec") as server:
-        policy = load_policy(f"openpi:{server.url}", None)
+        policy = load_policy(f"openpi:{server.url}?chunks=policy", None)
         try:
             obs = _batch(3)
             policy.reset(obs["episode_id"])
@@ -57,6 +57,26 @@ def test_the_server_gets_openpis_libero_element_and_each_episode_replans_every_5
             assert np.array_equal(got[key], expected), (row, key)
         assert str(got["prompt"]) == obs["task_description"][row]
         np.testing.assert_allclose(first[row], chunk_for(got["state"])[0].astype(np.float32))
+
+
+def test_by_default_each_row_gets_its_first_5_actions_as_a_chunk_for_the_runner(tmp_path: Path) -> None:
+    with served(tmp_path / "rec") as server:
+        policy = load_policy(f"openpi:{server.url}", None)
+        try:
+            obs = _batch(3)
+            policy.reset(obs["episode_id"])
+            chunks = policy.act(obs)
+            again = policy.act(obs)  # the runner asks again only after a chunk: every call is a request
+            requests = server.requests()
+        finally:
+            policy.close()
+
+    assert chunks.shape == (3, 5, 7) and len(requests) == 6
+    assert policy.describe()["chunks_executed_by"] == "runner"
+    for row in range(3):
+        state = requests[row]["state"]
+        (match,) = [i for i in range(3) if np.allclose(chunks[i], chunk_for(state)[:5].astype(np.float32))]
+        np.testing.assert_array_equal(chunks[match], again[match])
 
 
 def image_tools_free_axis_angle(quat: np.ndarray) -> np.ndarray:
@@ -114,7 +134,7 @@ def test_a_server_restarted_between_requests_is_reconnected_once_and_a_dead_one_
     from tests.openpi_server import start_server
 
     first = start_server(tmp_path / "a")
-    policy = load_policy(f"openpi:{first.url}?retries=40&backoff_s=0.05&max_backoff_s=0.2", None)
+    policy = load_policy(f"openpi:{first.url}?chunks=policy&retries=40&backoff_s=0.05&max_backoff_s=0.2", None)
     try:
         obs = _batch(1)
         policy.act(obs)
@@ -139,6 +159,7 @@ def test_a_server_restarted_between_requests_is_reconnected_once_and_a_dead_one_
         ("openpi:http://x:1", "must start with ws:// or wss://"),
         ("openpi:ws://x:1?replan=0", "replan=0 must be >= 1"),
         ("openpi:ws://x:1?chunk=3", "unknown option 'chunk'"),
+        ("openpi:ws://x:1?chunks=server", "chunks='server'; use chunks=runner or chunks=policy"),
     ],
 )
 def test_bad_specs_are_refused_before_connecting(spec: str, message: str) -> None:
