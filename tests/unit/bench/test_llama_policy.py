@@ -9,7 +9,7 @@ from tests.policy_fixtures import make_obs
 
 pytest.importorskip("transformers", reason="pip install 'rlinf-bench[gpu-bench]'")
 
-from bench.llama_policy import make_policy  # noqa: E402
+from bench.llama_policy import make_policy
 
 TINY = {"layers": 1, "hidden": 64, "intermediate": 128, "heads": 2, "resolution": 32, "device": "cpu"}
 
