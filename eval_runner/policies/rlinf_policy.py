@@ -15,11 +15,14 @@ strictly. Spec options (after ``?``):
 - ``seed=N`` (default 0): seeds the starting noise of flow-matching models, per episode;
 - ``images=0|1|2``: camera images handed to the model (default: by model type);
 - ``resolution=PX``: camera resolution (default: the run config's, else 256 as in RLinf's LIBERO env);
-- ``plugins=pkg.mod,...``: modules imported first, for model types registered with ``register_model``.
+- ``plugins=pkg.mod,...``: modules imported first, for model types registered with ``register_model``;
+- ``chunks=runner|policy`` (default runner): who executes a chunk (see below).
 
 Decoding is always greedy (see :func:`eval_runner.policies.rlinf_config.eval_kwargs`); an override of
 the config is recorded in :meth:`RlinfPolicy.describe`. Action chunks are executed open loop: one model
-call per chunk and episode, the rest of a chunk dropped when its episode ends.
+call per chunk and episode, the rest of a chunk dropped when its episode ends. By default ``act``
+returns each row's whole chunk (``[B, K, 7]``) and the runner's worker executes it, rendering only the
+observation it sends back; ``chunks=policy`` keeps the chunks here and returns one action per call.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ OPTIONS: dict[str, type] = {
     "images": int,
     "resolution": int,
     "plugins": str,
+    "chunks": str,
 }
 DEFAULT_BATCH = 16
 WEIGHTS_IN_CHECKPOINT = Path("actor") / "model_state_dict" / "full_weights.pt"
@@ -97,6 +101,7 @@ def _load_rlinf(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
         images=options.get("images"),
         resolution=options.get("resolution"),
         weights=weights,
+        chunks=str(options.get("chunks", "runner")),
     )
 
 
@@ -168,7 +173,11 @@ class RlinfPolicy(Policy):
         images: int | None = None,
         resolution: int | None = None,
         weights: Path | None = None,
+        chunks: str = "runner",
     ) -> None:
+        if chunks not in ("runner", "policy"):
+            raise PolicyError(f"policy spec {spec!r}: chunks={chunks!r}; use chunks=runner or chunks=policy")
+        self.runner_chunks = chunks == "runner"
         self.spec = spec
         self.config = config
         self.device = device
@@ -203,6 +212,8 @@ class RlinfPolicy(Policy):
 
     def act(self, obs: dict[str, Any]) -> np.ndarray:
         rows = batch_size(obs)
+        if self.runner_chunks and rows:
+            return self._act_chunks(obs, rows)
         ids = [str(e) for e in obs["episode_id"]]
         stale = [i for i, e in enumerate(ids) if not self._queues.get(e)]
         step = self.batch or max(1, len(stale))  # batch=0: all waiting rows in one pass, whatever their count
@@ -213,6 +224,18 @@ class RlinfPolicy(Policy):
         if not rows:
             return np.zeros((0, ACTION_DIM), dtype=np.float32)
         return np.stack([self._queues[e].popleft() for e in ids]).astype(np.float32)
+
+    def _act_chunks(self, obs: dict[str, Any], rows: int) -> np.ndarray:
+        """Every row's whole chunk, ``[B, K, 7]`` (``[B, 7]`` for K = 1), for the runner to execute open loop.
+
+        The runner asks again only when a row's chunk is done, so each row of a call needs a forward pass.
+        """
+        step = self.batch or rows
+        chunks: list[np.ndarray] = []
+        for start in range(0, rows, step):
+            chunks.extend(self._predict(obs, list(range(start, min(rows, start + step)))))
+        out = np.stack(chunks).astype(np.float32)
+        return out[:, 0, :] if out.shape[1] == 1 else out
 
     def describe(self) -> dict[str, Any]:
         import torch
@@ -232,6 +255,7 @@ class RlinfPolicy(Policy):
             "greedy_meaning": self.greedy.meaning,
             "greedy_override": self.greedy.override,
             "chunk_size": self.config.chunk_size,
+            "chunks_executed_by": "runner" if self.runner_chunks else "policy",
             "forward_batch": self.batch,
             "noise_seed": self.seed,
             "images": self.images,

@@ -116,9 +116,24 @@ def test_given_a_sampling_config_for_a_token_model_then_do_sample_is_forced_off(
     np.testing.assert_array_equal(first.act(obs), again.act(obs))
 
 
-def test_given_chunk_size_8_then_the_model_is_called_once_per_8_steps_of_an_episode(tmp_path: Path) -> None:
+def test_given_chunk_size_8_then_each_call_returns_every_rows_chunk_for_the_runner(tmp_path: Path) -> None:
     config = F.write_run_config(tmp_path / "chunk.yaml", F.chunk_section(8))
     policy = load_policy(f"rlinf:{config}?{PLUGIN}", None)
+    assert isinstance(policy, RlinfPolicy)
+    obs = make_obs(2)
+
+    chunks = policy.act(obs)
+
+    assert chunks.shape == (2, 8, 7) and policy.model.calls == 1 and policy.model_rows == 2
+    direct, _ = policy.model.predict_action_batch(env_obs={"states": _states(obs)}, do_sample=False)
+    np.testing.assert_allclose(chunks, direct.detach().numpy(), rtol=0, atol=1e-6)
+    policy.act(obs)  # the runner asks again only after a chunk: a new forward pass
+    assert policy.model_calls == 2 and policy.describe()["chunks_executed_by"] == "runner"
+
+
+def test_given_chunks_kept_in_the_policy_then_the_model_is_called_once_per_8_steps(tmp_path: Path) -> None:
+    config = F.write_run_config(tmp_path / "chunk.yaml", F.chunk_section(8))
+    policy = load_policy(f"rlinf:{config}?{PLUGIN}&chunks=policy", None)
     assert isinstance(policy, RlinfPolicy)
     obs = make_obs(2)
 
@@ -133,7 +148,7 @@ def test_given_chunk_size_8_then_the_model_is_called_once_per_8_steps_of_an_epis
 
 def test_given_no_padding_then_chunks_are_served_between_calls_and_all_rows_share_one_pass(tmp_path: Path) -> None:
     config = F.write_run_config(tmp_path / "chunk.yaml", F.chunk_section(8))
-    policy = load_policy(f"rlinf:{config}?{PLUGIN}&batch=0", None)
+    policy = load_policy(f"rlinf:{config}?{PLUGIN}&batch=0&chunks=policy", None)
     obs = make_obs(20)
     for _ in range(3):
         assert policy.act(obs).shape == (20, 7)
@@ -142,7 +157,7 @@ def test_given_no_padding_then_chunks_are_served_between_calls_and_all_rows_shar
 
 def test_given_an_episode_that_ends_mid_chunk_then_its_next_episode_starts_with_a_fresh_call(tmp_path: Path) -> None:
     config = F.write_run_config(tmp_path / "chunk.yaml", F.chunk_section(8))
-    policy = load_policy(f"rlinf:{config}?{PLUGIN}", None)
+    policy = load_policy(f"rlinf:{config}?{PLUGIN}&chunks=policy", None)
     obs = make_obs(2)
     for _ in range(3):
         policy.act(obs)  # both episodes three steps into their chunk
@@ -228,6 +243,7 @@ def test_given_models_that_return_the_wrong_shape_then_the_shapes_are_named(tmp_
         ("rlinf:{cfg}?device=gpu7", r"device='gpu7' is not a torch device"),
         ("rlinf:{cfg}?batch=-1", r"batch=-1 must be >= 0"),
         ("rlinf:{cfg}?temperature=0", r"unknown option 'temperature'"),
+        ("rlinf:{cfg}?chunks=server", r"chunks='server'; use chunks=runner or chunks=policy"),
         ("rlinf:{cfg}?plugins=no_such_module_xyz", r"plugin module 'no_such_module_xyz' cannot be imported"),
         ("rlinf:{missing}", r"rlinf config .*missing\.yaml does not exist"),
     ],
