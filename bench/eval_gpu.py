@@ -466,6 +466,24 @@ def task_wall(
     return row
 
 
+def served_run(args: argparse.Namespace, n: int, cache: Path, work: Path, **kwargs: Any) -> dict[str, Any]:
+    """:func:`task_wall` with the command line's settings; a failure is recorded, not raised."""
+    try:
+        return task_wall(
+            n,
+            args.trials,
+            args.max_steps,
+            cache,
+            work,
+            args.port,
+            args.timeout,
+            policy_options=args.policy_options,
+            **kwargs,
+        )
+    except Exception as exc:  # keep what the other parts measured
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
 def project_suite(task: dict[str, Any], tasks: int = 10) -> dict[str, Any]:
     """The 10-task suite from one task: the fixed start once, then the rolling phase times ``tasks``.
 
@@ -592,21 +610,7 @@ def main() -> int:
         report.put("policy_latency_ms", None, {k: v for k, v in lat.items() if k.isdigit()})
     for chunks in args.chunks.split(",") if "task" in parts else []:
         key = "task_7b" if chunks == "runner" else f"task_7b_chunks_{chunks}"
-        try:
-            task = task_wall(
-                ns[0],
-                args.trials,
-                args.max_steps,
-                cache,
-                work,
-                args.port,
-                args.timeout,
-                chunks=chunks,
-                tag=key,
-                policy_options=args.policy_options,
-            )
-        except Exception as exc:  # keep what the other parts measured
-            task = {"error": f"{type(exc).__name__}: {exc}"}
+        task = served_run(args, ns[0], cache, work, chunks=chunks, tag=key)
         report.put(key, None, task)
         print(f"task x {args.trials} trials, N={ns[0]}, 7B served, chunks={chunks}: {task.get('wall_s')} s", flush=True)
         if chunks == "runner" and "rolling_s" in task and args.trials == 50 and args.max_steps == MAX_STEPS:
@@ -616,21 +620,7 @@ def main() -> int:
                 report.put("suite_wall_s", None, projection["suite_wall_s"])
                 report.put("suite_wall_measured", None, False)
     if "suite" in parts:
-        try:
-            suite = task_wall(
-                ns[0],
-                args.trials,
-                args.max_steps,
-                cache,
-                work,
-                args.port,
-                args.timeout,
-                tasks=",".join(map(str, range(10))),
-                tag="suite_7b",
-                policy_options=args.policy_options,
-            )
-        except Exception as exc:
-            suite = {"error": f"{type(exc).__name__}: {exc}"}
+        suite = served_run(args, ns[0], cache, work, tasks=",".join(map(str, range(10))), tag="suite_7b")
         report.put("suite_7b", None, suite)
         print(f"suite x {args.trials} trials, N={ns[0]}, 7B served: {suite.get('wall_s')} s", flush=True)
         if suite.get("status") == "complete":
