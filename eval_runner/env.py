@@ -135,8 +135,8 @@ class LiberoEnv:
         The reset builds a new MjSim from a new XML (the fixtures move), and robosuite would then build a
         new OpenGL context and upload every mesh and texture again: the larger part of a reset (measured
         on a CPU: 1.1 of 1.8 s), and work that 15 workers on one GPU queue for. The scene's assets do
-        not change between resets, so the context is handed to the new sim when their fingerprint
-        match (:func:`same_render_assets`), and rebuilt as before when it does not. The
+        not change between resets, so the context is handed to the new sim when they are equal
+        (:func:`same_render_assets`), and rebuilt as before when they are not. The
         observables robosuite samples at the end of a reset are not rendered either: nobody reads them.
         """
         env = self._env.env
@@ -233,7 +233,6 @@ def _renders_skipped(sim: Any) -> Iterator[None]:
     move exactly as when rendering, and the next step outside the block renders on the same sub-step
     as it would have. Nothing in MuJoCo's state is written by rendering, so the physics is unchanged.
     """
-
     _skip_renders(sim)
     try:
         yield

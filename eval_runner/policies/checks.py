@@ -33,6 +33,19 @@ def check_actions(
     return array
 
 
+def runner_executes_chunks(chunks: str, spec: str) -> bool:
+    """The ``chunks=`` option of a chunking policy: ``runner`` (True) returns each row's whole chunk for the
+    worker to execute, ``policy`` (False) keeps the chunks in the policy and returns one action per call."""
+    if chunks not in ("runner", "policy"):
+        raise PolicyError(f"policy spec {spec!r}: chunks={chunks!r}; use chunks=runner or chunks=policy")
+    return chunks == "runner"
+
+
+def chunk_executor(runner_chunks: bool) -> str:
+    """Who executes a chunk, as recorded in a policy's description."""
+    return "runner" if runner_chunks else "policy"
+
+
 def batch_size(obs: dict[str, Any]) -> int:
     """Number of rows in an observation batch, from its ``episode_id`` list."""
     ids = obs.get("episode_id")

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
-from eval_runner.policies.checks import batch_size
+from eval_runner.policies.checks import batch_size, chunk_executor, runner_executes_chunks
 from eval_runner.policies.conventions import (
     MAIN_CAMERA,
     STATE_KEYS,
@@ -182,9 +182,7 @@ class OpenpiPolicy(Policy):
     ) -> None:
         self.url = url
         self.spec = spec or f"openpi:{url}"
-        if chunks not in ("runner", "policy"):
-            raise PolicyError(f"policy spec {self.spec!r}: chunks={chunks!r}; use chunks=runner or chunks=policy")
-        self.runner_chunks = chunks == "runner"
+        self.runner_chunks = runner_executes_chunks(chunks, self.spec)
         try:
             import openpi_client.msgpack_numpy  # noqa: F401 - openpi's own wire format, imported early to fail fast
         except ImportError as exc:
@@ -341,7 +339,7 @@ class OpenpiPolicy(Policy):
             "server_metadata": _plain(self.metadata),
             "convention": asdict(self.convention),
             "connections": len(self._pool),
-            "chunks_executed_by": "runner" if self.runner_chunks else "policy",
+            "chunks_executed_by": chunk_executor(self.runner_chunks),
             # Greedy or sampled is the server's business: we report what its metadata says, if anything.
             "decoding": str(decoding) if decoding else "as served (openpi metadata names none)",
         }

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
-from eval_runner.policies.checks import batch_size
+from eval_runner.policies.checks import batch_size, chunk_executor, runner_executes_chunks
 from eval_runner.policies.conventions import MAIN_CAMERA, STATE_KEYS, WRIST_CAMERA, get_convention, libero_state
 from eval_runner.policies.registry import SCHEMES, take_options
 from eval_runner.policies.rlinf_config import (
@@ -175,9 +175,7 @@ class RlinfPolicy(Policy):
         weights: Path | None = None,
         chunks: str = "runner",
     ) -> None:
-        if chunks not in ("runner", "policy"):
-            raise PolicyError(f"policy spec {spec!r}: chunks={chunks!r}; use chunks=runner or chunks=policy")
-        self.runner_chunks = chunks == "runner"
+        self.runner_chunks = runner_executes_chunks(chunks, spec)
         self.spec = spec
         self.config = config
         self.device = device
@@ -255,7 +253,7 @@ class RlinfPolicy(Policy):
             "greedy_meaning": self.greedy.meaning,
             "greedy_override": self.greedy.override,
             "chunk_size": self.config.chunk_size,
-            "chunks_executed_by": "runner" if self.runner_chunks else "policy",
+            "chunks_executed_by": chunk_executor(self.runner_chunks),
             "forward_batch": self.batch,
             "noise_seed": self.seed,
             "images": self.images,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from eval_runner.policies.base import Policy
 from eval_runner.policies.registry import load_policy
 from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
 from tests.policy_fixtures import make_obs
@@ -25,20 +28,26 @@ def _batch(rows: int, seed: int = 0) -> dict:
     return obs
 
 
+@contextmanager
+def _started(spec: str, obs: dict) -> Iterator[Policy]:
+    """An openpi client whose batch's episodes have just started; closed afterwards."""
+    policy = load_policy(spec, None)
+    try:
+        policy.reset(obs["episode_id"])
+        yield policy
+    finally:
+        policy.close()
+
+
 def test_the_server_gets_openpis_libero_element_and_each_episode_replans_every_5_steps(tmp_path: Path) -> None:
-    with served(tmp_path / "rec") as server:
-        policy = load_policy(f"openpi:{server.url}?chunks=policy", None)
-        try:
-            obs = _batch(3)
-            policy.reset(obs["episode_id"])
-            first = policy.act(obs)
-            for _ in range(4):
-                policy.act(obs)
-            assert len(server.requests()) == 3  # one per episode for 5 steps
+    obs = _batch(3)
+    with served(tmp_path / "rec") as server, _started(f"openpi:{server.url}?chunks=policy", obs) as policy:
+        first = policy.act(obs)
+        for _ in range(4):
             policy.act(obs)
-            requests = server.requests()
-        finally:
-            policy.close()
+        assert len(server.requests()) == 3  # one per episode for 5 steps
+        policy.act(obs)
+        requests = server.requests()
 
     assert len(requests) == 6
     seen = {float(r["state"][0]): r for r in requests[:3]}
@@ -60,16 +69,11 @@ def test_the_server_gets_openpis_libero_element_and_each_episode_replans_every_5
 
 
 def test_by_default_each_row_gets_its_first_5_actions_as_a_chunk_for_the_runner(tmp_path: Path) -> None:
-    with served(tmp_path / "rec") as server:
-        policy = load_policy(f"openpi:{server.url}", None)
-        try:
-            obs = _batch(3)
-            policy.reset(obs["episode_id"])
-            chunks = policy.act(obs)
-            again = policy.act(obs)  # the runner asks again only after a chunk: every call is a request
-            requests = server.requests()
-        finally:
-            policy.close()
+    obs = _batch(3)
+    with served(tmp_path / "rec") as server, _started(f"openpi:{server.url}", obs) as policy:
+        chunks = policy.act(obs)
+        again = policy.act(obs)  # the runner asks again only after a chunk: every call is a request
+        requests = server.requests()
 
     assert chunks.shape == (3, 5, 7) and len(requests) == 6
     assert policy.describe()["chunks_executed_by"] == "runner"
