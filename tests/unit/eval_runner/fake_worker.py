@@ -7,6 +7,7 @@ rollout's scheduling can be tested without a simulator and without timing assump
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -26,6 +27,10 @@ class FakeOptions:
     release: Path | None = None
     render_fail: int | None = None  # init_state whose start fails with an EGL error
     render_fail_once: Path | None = None  # marker: fail only while it does not exist
+    # A folder each worker marks when it starts its first episode; that episode's first step blocks
+    # until ``all_started`` workers have marked it, so every worker holds an episode at once.
+    started_dir: Path | None = None
+    all_started: int = 0
 
 
 def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) -> None:
@@ -33,6 +38,7 @@ def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) ->
     episode: EpisodeTask | None = None
     x = np.zeros(2, dtype=np.float32)
     steps = 0
+    first_episode = True
     try:
         while True:
             msg = conn.recv()
@@ -47,6 +53,8 @@ def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) ->
                         options.render_fail_once.write_text("failed once\n")
                     conn.send(("error", "RenderingError", "rendering (EGL) failed on EGL device 7: eglInitialize"))
                     continue
+                if options.started_dir is not None and first_episode:
+                    (options.started_dir / str(os.getpid())).touch()
                 x = np.random.default_rng([episode.seed, episode.init_state]).normal(size=2).astype(np.float32)
                 conn.send(("obs", {"x": x.copy()}, {"done": False, "setup_s": 0.0, "sim_s": 0.0}))
             elif msg[0] == "step":
@@ -54,6 +62,10 @@ def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) ->
                 if options.straggler == episode.init_state and steps == 0 and options.release is not None:
                     while not options.release.exists():
                         time.sleep(0.01)
+                if options.started_dir is not None and first_episode and steps == 0:
+                    while len(list(options.started_dir.iterdir())) < options.all_started:
+                        time.sleep(0.01)
+                    first_episode = False
                 chunk = np.asarray(msg[1], dtype=np.float64).reshape(-1, 7)  # one action, or a chunk
                 done, taken = False, 0
                 for action in chunk:

@@ -254,10 +254,13 @@ def test_given_a_chunk_longer_than_the_steps_left_then_the_episode_stops_at_the_
 
 
 def test_given_a_run_then_the_window_in_which_every_worker_had_an_episode_is_measured(tmp_path: Path) -> None:
-    result, builder, _ = rollout(tmp_path, 2, trials=6)
+    # Neither worker can step until both hold an episode: a slow spawn must not let one worker drain the queue.
+    started = tmp_path / "started"
+    started.mkdir()
+    result, builder, _ = rollout(tmp_path, 2, trials=6, options=FakeOptions(started_dir=started, all_started=2))
 
     c = builder.counters
-    assert c.occupied_s > 0 and 0 < c.occupied_steps < result.timings.env_steps
+    assert c.occupied_s > 0 and 0 < c.occupied_steps <= result.timings.env_steps
     assert c.throughput()["occupied_env_steps_per_s"] == pytest.approx(c.occupied_steps / c.occupied_s)
 
 
