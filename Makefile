@@ -8,7 +8,20 @@ STAMP := $(VENV)/.setup-stamp
 EXTRAS ?= all,dev
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint typecheck unit bench schemas clean help browser setup-robotwin test-robotwin setup-tools check-deploy images
+# Disk: CI's machine holds three venvs (~13 GB before dedupe) on a disk whose free space varies. There pip
+# keeps no download cache and compiles no .pyc ahead (Python writes those it imports), and on every machine
+# identical files across the venvs (torch, robosuite, the LIBERO assets) become hard links (DEDUPE_VENVS=0: off).
+# docs/performance.md has the figures.
+VENV_PIP_FLAGS := $(if $(filter true,$(CI)),--no-cache-dir --no-compile)
+DEDUPE_VENVS ?= 1
+define dedupe_venvs
+	@if [ "$(DEDUPE_VENVS)" = 1 ] && command -v hardlink >/dev/null; then \
+	  dirs=$$(for d in $(VENV) $(RL_VENV) $(RT_VENV); do [ -d "$$d" ] && echo "$$d"; done); \
+	  echo "dedupe-venvs:" $$dirs "-" $$(hardlink --ignore-time --minimum-size 4K $$dirs | grep -i '^saved'); \
+	fi
+endef
+
+.PHONY: setup demo test lint typecheck unit bench schemas clean help browser setup-robotwin test-robotwin setup-tools check-deploy images dedupe-venvs
 
 help:
 	@echo "make demo   - set up, then evaluate a demo checkpoint end to end on the embedded default"
@@ -23,10 +36,15 @@ $(PY):
 # Re-install only when the dependency list changes.
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[$(EXTRAS)]'
+	$(PIP) install --quiet $(VENV_PIP_FLAGS) -e '.[$(EXTRAS)]'
+	$(dedupe_venvs)
 	touch $(STAMP)
 
 setup: $(STAMP) setup-rlinf
+
+# Hard-link identical files across the venvs that exist (setup does this after each venv it builds).
+dedupe-venvs:
+	$(dedupe_venvs)
 
 # The embedded default (docs/embedded.md): template.yaml's stack in moto (samtranslator from .venv-tools),
 # two demo checkpoints through the whole flow. DEMO_OUT holds MLflow, the report and the outbox.
@@ -113,9 +131,10 @@ $(RT_STAMP): pyproject.toml $(RT_REQS)
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
 	test -x $(RT_PY) || $(PYTHON) -m venv $(RT_VENV)
 	$(RT_PY) -m pip install --quiet --upgrade pip
-	$(RT_PY) -m pip install --quiet -r eval_runner/robotwin/requirements.txt
-	$(RT_PY) -m pip install --quiet --no-deps -r eval_runner/robotwin/runtime.txt
-	$(RT_PY) -m pip install --quiet -e .
+	$(RT_PY) -m pip install --quiet $(VENV_PIP_FLAGS) -r eval_runner/robotwin/requirements.txt
+	$(RT_PY) -m pip install --quiet $(VENV_PIP_FLAGS) --no-deps -r eval_runner/robotwin/runtime.txt
+	$(RT_PY) -m pip install --quiet $(VENV_PIP_FLAGS) -e .
+	$(dedupe_venvs)
 	touch $(RT_STAMP)
 
 setup-robotwin: $(RT_STAMP)
@@ -136,7 +155,8 @@ $(RL_STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
 	test -x $(RL_PY) || $(PYTHON) -m venv $(RL_VENV)
 	$(RL_PY) -m pip install --quiet --upgrade pip
-	$(RL_PY) -m pip install --quiet -e '.[libero,aws,rlinf,test]'
+	$(RL_PY) -m pip install --quiet $(VENV_PIP_FLAGS) -e '.[libero,aws,rlinf,test]'
+	$(dedupe_venvs)
 	touch $(RL_STAMP)
 
 setup-rlinf: $(RL_STAMP)
