@@ -8,7 +8,7 @@ STAMP := $(VENV)/.setup-stamp
 EXTRAS ?= all,dev
 PYTEST_ARGS ?=
 
-# Disk: CI's machine holds three venvs (~13 GB before dedupe) on a disk whose free space varies. There pip
+# Disk: CI's machine holds three venvs (~11 GB, 7 GB after dedupe) on a disk whose free space varies. There pip
 # keeps no download cache and compiles no .pyc ahead (Python writes those it imports), and on every machine
 # identical files across the venvs (torch, robosuite, the LIBERO assets) become hard links (DEDUPE_VENVS=0: off).
 # docs/performance.md has the figures.
