@@ -67,7 +67,7 @@ typecheck: setup
 	$(VENV)/bin/mypy
 
 schemas: setup
-	$(PY) -m rlinf_bench.cli.main schemas --check
+	$(PY) -m rlinf_cli.main schemas --check
 
 # Headless Chromium for the HTML report's browser tests. A Chromium already here is used (CHROMIUM=PATH, or
 # chromium / chromium-browser / google-chrome on PATH). As root (CI) Debian's package is installed, apt's
@@ -265,7 +265,7 @@ check-deploy: setup setup-tools
 	$(PY) $(TOOLS_DIR)/asl_targets.py $(ASL)
 	@# checkov links pods to NetworkPolicies only within one folder: the rendered Jobs join deploy/k8s there.
 	rm -rf $(DEPLOY_CHECK_DIR) && mkdir -p $(DEPLOY_CHECK_DIR)/k8s
-	$(PY) -m rlinf_bench.cli.main render-jobs --request $(TOOLS_DIR)/checkov-request.yaml --out $(DEPLOY_CHECK_DIR)/k8s
+	$(PY) -m rlinf_cli.main render-jobs --request $(TOOLS_DIR)/checkov-request.yaml --out $(DEPLOY_CHECK_DIR)/k8s
 	cp deploy/k8s/*.yaml $(DEPLOY_CHECK_DIR)/k8s/
 	skips=$$($(PY) $(TOOLS_DIR)/checkov_skips.py $(TOOLS_DIR)/checkov-skips.yaml) && \
 	  $(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml \

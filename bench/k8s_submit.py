@@ -31,10 +31,10 @@ import botocore.session  # noqa: E402
 import yaml  # noqa: E402
 
 from rlinf_bench.contracts import EvalRequest, SuiteSelection  # noqa: E402
-from rlinf_bench.k8s.client import ApiCaller, api_client_for_url  # noqa: E402
-from rlinf_bench.k8s.eks_auth import make_token  # noqa: E402
-from rlinf_bench.k8s.jobs import jobs_for_request  # noqa: E402
-from rlinf_bench.k8s.kubernetes_backend import KubernetesSubmitter  # noqa: E402
+from rlinf_k8s.api_client import ApiCaller, api_client_for_url  # noqa: E402
+from rlinf_k8s.eks_auth import make_token  # noqa: E402
+from rlinf_k8s.jobs import jobs_for_request  # noqa: E402
+from rlinf_k8s.kubernetes_backend import KubernetesSubmitter  # noqa: E402
 from tests.integration.k8s.fake_apiserver import FakeApiServer  # noqa: E402
 
 GOALS = {"cold_import_s": 1.0, "build_ms_per_job": 5.0, "submit_p50_ms": 20.0}
@@ -55,7 +55,7 @@ def _summary(ms: list[float]) -> dict[str, float]:
 
 
 def cold_import(n: int = 5) -> list[float]:
-    code = "import rlinf_bench.k8s.kubernetes_backend, rlinf_bench.k8s.client, rlinf_bench.k8s.jobs"
+    code = "import rlinf_k8s.kubernetes_backend, rlinf_k8s.api_client, rlinf_k8s.jobs"
     out = []
     for _ in range(n):
         t0 = time.perf_counter()

@@ -35,12 +35,12 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
-from rlinf_bench.checkpoints.synthetic import fsdp_objects
+from rlinf_aws.router_lambda import build_router, make_handler
 from rlinf_bench.intake.config import IntakeConfig
-from rlinf_bench.intake.handler import build_router, make_handler
-from rlinf_bench.intake.local import create_intake_stack
-from rlinf_bench.intake.poller import LocalLambdaContext
 from rlinf_bench.intake.router import Outcome, RecordResult, Router
+from rlinf_local.intake_resources import create_intake_stack
+from rlinf_local.sqs_poller import LocalLambdaContext
+from tests.synthetic_checkpoints import fsdp_objects
 
 REPO = Path(__file__).resolve().parents[1]
 APP_DIR = REPO / "functions" / "checkpoint_router"

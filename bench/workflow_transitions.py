@@ -27,8 +27,8 @@ for key, value in {
 
 from moto import mock_aws  # noqa: E402
 
+from rlinf_aws.execution_names import execution_name  # noqa: E402
 from rlinf_bench.contracts import EvalRequest, ProbeSpec, SuiteSelection  # noqa: E402
-from rlinf_bench.pipeline.naming import execution_name  # noqa: E402
 from rlinf_local.moto_patches import moto_fixes  # noqa: E402
 from tests.integration.workflow.harness import FakeJobs, WorkflowStack  # noqa: E402
 from tests.integration.workflow.test_state_machine import ckpt, results_for  # noqa: E402

@@ -18,11 +18,11 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from rlinf_bench.cli.help_format import ExampleFormatter
+from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
-from rlinf_bench.pipeline.callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.storage import Storage, is_s3, parse_s3
+from rlinf_cli.help_format import ExampleFormatter
 
 log = logging.getLogger("eval_runner")
 
@@ -243,9 +243,9 @@ def run(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     out = eval_run.output_uri or default_output(eval_run)
     # Environment checks first: a broken setup fails here in seconds, the fix in the result file.
-    from rlinf_bench.doctor.preflight import eval_preflight
+    from rlinf_doctor.preflight import eval_preflight
 
-    # Started by the state machine: heartbeats while running, then one callback (rlinf_bench.pipeline.callback).
+    # Started by the state machine: heartbeats while running, then one callback (rlinf_aws.task_callback).
     with reporting_to_state_machine(TaskCallback.from_env()) as callback:
         doctor = eval_preflight(eval_run, out=out, cache_dir=args.cache_dir, command=sys.argv, write=not args.resume)
         try:

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from infra_probes.common import now_iso, parse_target, run_probe
+from rlinf_aws.task_callback import TaskCallback, job_name_from_env
 from rlinf_bench.contracts import ProbeName, ProbeResult, ProbeVerdict
 from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.errors import ConfigError, RlinfBenchError, StorageError
-from rlinf_bench.pipeline.callback import TaskCallback, job_name_from_env
 from rlinf_bench.storage import Storage, is_s3, parse_s3
 
 #: One module per probe, named after it (infra_probes.<name>): add_arguments, settings_from_args, measure.
@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     """Execute, emit on the reporting rank, and map the verdict to an exit status."""
     # Environment checks first (recorded in the result): an unreachable MLflow fails in seconds, not after retries.
-    from rlinf_bench.doctor.preflight import probe_preflight, with_report
+    from rlinf_doctor.preflight import probe_preflight, with_report
 
     callback = TaskCallback.from_env()  # set when the state machine started this Job
     doctor, failed = probe_preflight(args.probe, getattr(args, "tracking_uri", None), getattr(args, "experiment", None))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rlinf_bench.cli.help_format import ExampleFormatter
 from rlinf_bench.contracts import ProbeName
+from rlinf_cli.help_format import ExampleFormatter
 
 
 def register(sub: Any) -> None:

@@ -3,8 +3,9 @@
 Results, reports and configs move between a laptop, an eval Job and a Lambda; each of them names a
 document by a string. This module is the only place that tells a local path from an S3 URI, so the
 rules (what a valid URI is, atomic local writes, what a missing object looks like) are the same
-everywhere. The S3 client is passed in (or built lazily from the default credentials chain), never
-held globally.
+everywhere. The S3 client is passed in, or built on first use by the factory that an installed adapter
+declares in the ``rlinf_bench.s3_client`` entry-point group (``rlinf_aws``: boto3's default credentials
+chain). The core never imports an AWS library itself, and holds no client globally.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +94,25 @@ def _error_code(exc: BaseException) -> str:
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound", "NoSuchBucket"}
 
 
+#: Entry-point group of the factory that builds an S3 client when none is passed in (pyproject.toml).
+S3_CLIENT_GROUP = "rlinf_bench.s3_client"
+
+
+def default_s3_client() -> Any:
+    """An S3 client from the installed adapter's factory; a clear error when no adapter is installed."""
+    found = sorted(entry_points(group=S3_CLIENT_GROUP), key=lambda ep: ep.name)
+    if not found:
+        raise ConfigError(
+            f"an s3:// URI needs an S3 client, and no package declares one in the {S3_CLIENT_GROUP!r} "
+            "entry points: install rlinf-bench with its aws extra (pip install 'rlinf-bench[aws]'), or pass "
+            "Storage(s3=<boto3 S3 client>)"
+        )
+    return found[0].load()()
+
+
 class Storage:
-    """Reads and writes documents by URI. ``s3`` is a boto3 S3 client, or a factory called on first use."""
+    """Reads and writes documents by URI. ``s3`` is an S3 client (boto3's interface), or a factory called
+    on first use; with neither, :func:`default_s3_client` builds one when an S3 URI is first touched."""
 
     def __init__(self, s3: Any = None, *, s3_factory: Callable[[], Any] | None = None) -> None:
         self._s3 = s3
@@ -102,12 +121,7 @@ class Storage:
     @property
     def s3(self) -> Any:
         if self._s3 is None:
-            if self._s3_factory is not None:
-                self._s3 = self._s3_factory()
-            else:
-                import boto3  # only callers that touch S3 pay for the import
-
-                self._s3 = boto3.client("s3")
+            self._s3 = (self._s3_factory or default_s3_client)()
         return self._s3
 
     # -- reading ------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rlinf_bench.cli.help_format import ExampleFormatter
+from rlinf_cli.help_format import ExampleFormatter
 
 __all__ = ["register_demo", "register_pipeline", "register_status", "register_watch"]
 
@@ -112,7 +112,7 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from rlinf_local.demo import run_demo
+    from rlinf_local.demo_command import run_demo
 
     _quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
@@ -184,7 +184,7 @@ def register_status(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_status(args: argparse.Namespace) -> int:
-    from rlinf_local.status import format_status, local_status, remote_status
+    from rlinf_local.status_command import format_status, local_status, remote_status
 
     executions = local_status(args.out) if args.out else remote_status(args.state_machine_arn, limit=args.limit)
     if args.json:

@@ -19,12 +19,12 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from rlinf_bench.errors import ConfigError
-from rlinf_bench.intake.poller import SqsPoller
-from rlinf_bench.k8s.local_executor import LocalExecutor
 from rlinf_local.aws import LocalAws, local_aws
 from rlinf_local.inputs import LocalCheckpoint
 from rlinf_local.lambdas import FUNCTION_FOLDERS, load_app
+from rlinf_local.local_executor import LocalExecutor
 from rlinf_local.outbox import EmailOutbox, SlackOutbox
+from rlinf_local.sqs_poller import SqsPoller
 from rlinf_local.stack import REPO, Adaptation, LocalStack, StackParameters, deploy_stack, transformed_template
 
 __all__ = ["Embedded"]
@@ -193,7 +193,7 @@ class Embedded:
             time.sleep(1.0)
 
     def dead_letters(self) -> list[str]:
-        from rlinf_bench.intake.local import read_dead_letters
+        from rlinf_local.intake_resources import read_dead_letters
 
         return [f"{d['reason']}" for d in read_dead_letters(self.aws.client("sqs"), self.stack.intake_dlq_url)]
 

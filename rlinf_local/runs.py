@@ -7,7 +7,7 @@ from pathlib import Path
 from rlinf_local.budget import small_matrix_yaml
 from rlinf_local.embedded import Embedded
 from rlinf_local.inputs import LocalCheckpoint, local_checkpoint
-from rlinf_local.pipeline import PipelineOutcome, StateFile, evaluate_checkpoint, require_config, write_report
+from rlinf_local.pipeline_command import PipelineOutcome, StateFile, evaluate_checkpoint, require_config, write_report
 
 __all__ = ["config_text_for", "print_outcome", "run_checkpoints", "run_pipeline"]
 

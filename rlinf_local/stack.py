@@ -35,7 +35,7 @@ DROPPED_TYPES: dict[str, str] = {
     "AWS::EKS::AccessEntry": "no EKS here: Jobs run as local subprocesses (LocalExecutor), so no cluster access",
     "AWS::EKS::PodIdentityAssociation": "no EKS here: Jobs get dummy credentials for the local moto server",
     "AWS::Lambda::EventSourceMapping": "moto's SQS -> Lambda mapping never runs a handler without Docker; "
-    "an SQS poller (rlinf_bench.intake.poller) feeds the router instead",
+    "an SQS poller (rlinf_local.sqs_poller) feeds the router instead",
     "AWS::SQS::QueuePolicy": "moto skips queue policies (and enforces none)",
     "AWS::SNS::Subscription": "moto's CloudFormation skips SNS subscriptions; they are created by API after the stack",
     "AWS::S3::BucketPolicy": "moto's CloudFormation does not support it (the TLS-only rule; the local server is plain HTTP on loopback)",

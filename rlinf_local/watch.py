@@ -18,7 +18,7 @@ import yaml
 from rlinf_bench.checkpoints.keys import is_temp_name
 from rlinf_bench.errors import ConfigError
 from rlinf_local.embedded import Embedded
-from rlinf_local.pipeline import PipelineOutcome, StateFile, follow, write_report
+from rlinf_local.pipeline_command import PipelineOutcome, StateFile, follow, write_report
 from rlinf_local.runs import config_text_for, print_adaptations, print_outcome
 
 __all__ = ["Mirror", "watch"]

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from types import FrameType
 
 from eval_runner.cli import add_arguments, build_run, format_table
+from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.errors import RlinfBenchError
-from rlinf_bench.pipeline.callback import TaskCallback, report_run_result, reporting_to_state_machine
 
 __all__ = ["add_robotwin_arguments", "list_tasks", "main", "run_robotwin"]
 

@@ -14,7 +14,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from rlinf_bench.intake.handler import RouterSettings, build_router, make_handler
+from rlinf_aws.router_lambda import RouterSettings, build_router, make_handler
 
 logger = Logger()  # service name from POWERTOOLS_SERVICE_NAME (template Globals)
 copy_config_to_registered_loggers(source_logger=logger, include={"rlinf_bench"})

@@ -2,7 +2,7 @@
 
 - ``explain_run`` (inside a Map): a Job failed or went silent; ask Kubernetes why, return a failed outcome.
 - ``notify``: the execution stops without a verdict; send the failure notice to SNS.
-Logic: rlinf_bench.pipeline.notify.
+Logic: rlinf_aws.state_notify_failure.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from rlinf_aws.clients import PipelineClients
+from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.state_notify_failure import explain_run_failure, notify_failure
 from rlinf_bench.contracts.workflow import FailureEvent, RunFailureInput
-from rlinf_bench.pipeline.clients import PipelineClients
-from rlinf_bench.pipeline.notify import explain_run_failure, notify_failure
-from rlinf_bench.pipeline.settings import PipelineSettings
 
 logger = Logger()
 CLIENTS = PipelineClients(PipelineSettings.from_env())

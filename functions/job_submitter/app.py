@@ -1,7 +1,7 @@
 """job_submitter Lambda (Map item Task, waitForTaskToken): create the item's Job, which calls back itself.
 
 The task token travels in the event and into the Job's environment; it is never logged (the event is
-not logged, and SubmitInput hides the token from repr). Logic: rlinf_bench.pipeline.submit.
+not logged, and SubmitInput hides the token from repr). Logic: rlinf_aws.state_submit.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from rlinf_aws.clients import PipelineClients
+from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.state_submit import submit
 from rlinf_bench.contracts.workflow import SubmitInput
-from rlinf_bench.pipeline.clients import PipelineClients
-from rlinf_bench.pipeline.settings import PipelineSettings
-from rlinf_bench.pipeline.submit import submit
 
 logger = Logger()
 CLIENTS = PipelineClients(PipelineSettings.from_env())

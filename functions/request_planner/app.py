@@ -1,4 +1,4 @@
-"""request_planner Lambda (state Plan): check the EvalRequest, lay out the Map items. Logic: rlinf_bench.pipeline.plan."""
+"""request_planner Lambda (state Plan): check the EvalRequest, lay out the Map items. Logic: rlinf_aws.state_plan."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.state_plan import plan
 from rlinf_bench.contracts.workflow import PlanInput
-from rlinf_bench.pipeline.plan import plan
-from rlinf_bench.pipeline.settings import PipelineSettings
 
 logger = Logger()
 SETTINGS = PipelineSettings.from_env()

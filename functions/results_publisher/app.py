@@ -1,5 +1,5 @@
 """results_publisher Lambda (state Publish): MLflow, then one SNS message (email text + Slack payload).
-Logic: rlinf_bench.pipeline.publish."""
+Logic: rlinf_aws.state_publish."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from rlinf_aws.clients import PipelineClients
+from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.state_publish import publish
 from rlinf_bench.contracts.workflow import AggregateResult
-from rlinf_bench.pipeline.clients import PipelineClients
-from rlinf_bench.pipeline.publish import publish
-from rlinf_bench.pipeline.settings import PipelineSettings
 
 logger = Logger()
 CLIENTS = PipelineClients(PipelineSettings.from_env())

@@ -1,7 +1,7 @@
 """slack_notifier Lambda: subscribed to the results topic; posts each message's Block Kit payload to Slack.
 
 The webhook URL is read from Secrets Manager (SLACK_WEBHOOK_SECRET_ARN) on each cold start and cached
-for the container. Logic: rlinf_bench.pipeline.slack.
+for the container. Logic: rlinf_aws.slack_webhook.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.parser.models import SnsModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from rlinf_bench.pipeline.clients import boto_client, read_secret
-from rlinf_bench.pipeline.slack import SlackMessage, deliver
+from rlinf_aws.clients import boto_client, read_secret
+from rlinf_aws.slack_webhook import SlackMessage, deliver
 
 logger = Logger()
 SECRET_ARN = os.environ.get("SLACK_WEBHOOK_SECRET_ARN", "")

@@ -1,7 +1,9 @@
-"""``rlinf-bench doctor``: name every environment problem before it costs a run (docs/doctor.md)."""
+"""The doctor's framework: what a check returns and what it is given (docs/doctor.md).
+
+The checks themselves reach AWS, Kubernetes, MLflow and the simulator, so they live in ``rlinf_doctor``.
+"""
 
 from rlinf_bench.doctor.context import DoctorContext
 from rlinf_bench.doctor.model import CheckResult, CheckStatus, DoctorReport, Target
-from rlinf_bench.doctor.runner import run_doctor
 
-__all__ = ["CheckResult", "CheckStatus", "DoctorContext", "DoctorReport", "Target", "run_doctor"]
+__all__ = ["CheckResult", "CheckStatus", "DoctorContext", "DoctorReport", "Target"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from rlinf_bench.tracking import search_checkpoint_runs
+from rlinf_tracking import search_checkpoint_runs
 from tests.e2e.conftest import copy_checkpoint, rlinf_bench
 from tests.integration.workflow.conftest import MlflowServer
 

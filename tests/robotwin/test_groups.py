@@ -132,7 +132,7 @@ def test_given_a_group_suite_then_the_group_baseline_gives_a_suite_verdict_and_a
 def test_given_robotwin_result_files_when_compared_then_the_cli_prints_the_horizon_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rlinf_bench.cli.main import main
+    from rlinf_cli.main import main
 
     for suite in ("robotwin_short", "robotwin_medium", "robotwin_long_xl"):
         for i in range(3):

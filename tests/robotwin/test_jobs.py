@@ -11,9 +11,9 @@ pytest.importorskip("kubernetes", reason="the Job builder runs in the main venv 
 
 from rlinf_bench.contracts import SuiteSelection
 from rlinf_bench.errors import JobSpecError, UnknownSuiteError
-from rlinf_bench.k8s.jobs import JobBundle, jobs_for_request
-from rlinf_bench.k8s.names import validate_label_value
-from rlinf_bench.k8s.pod_security import check_restricted, pod_spec_of
+from rlinf_k8s.dns_names import validate_label_value
+from rlinf_k8s.jobs import JobBundle, jobs_for_request
+from rlinf_k8s.pod_security import check_restricted, pod_spec_of
 from tests.unit.k8s.conftest import make_request
 
 ROBOTWIN_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/rlinf-eval-robotwin:0.1.0"

@@ -15,9 +15,9 @@ from rlinf_bench.contracts import (
     RunStatus,
     SuiteSelection,
 )
-from rlinf_bench.k8s.jobs import jobs_for_request
-from rlinf_bench.k8s.local_executor import LocalExecutor
-from rlinf_bench.k8s.submitter import JobState
+from rlinf_k8s.jobs import jobs_for_request
+from rlinf_k8s.submitter import JobState
+from rlinf_local.local_executor import LocalExecutor
 
 REPO = Path(__file__).resolve().parents[2]
 

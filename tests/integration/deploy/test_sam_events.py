@@ -18,6 +18,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.state_plan import plan
 from rlinf_bench.contracts.workflow import (
     AggregateInput,
     FailureNotifyInput,
@@ -28,8 +30,6 @@ from rlinf_bench.contracts.workflow import (
     StateError,
     SubmitInput,
 )
-from rlinf_bench.pipeline.plan import plan
-from rlinf_bench.pipeline.settings import PipelineSettings
 from rlinf_local.lambdas import FakeContext, load_app
 from tests.integration.k8s.fake_apiserver import FakeApiServer
 from tests.unit.stats.runfactory import make_run

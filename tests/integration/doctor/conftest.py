@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from rlinf_bench.doctor import CheckResult, DoctorContext, DoctorReport, Target, run_doctor
+from rlinf_bench.doctor import CheckResult, DoctorContext, DoctorReport, Target
+from rlinf_doctor.check_runner import run_doctor
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -84,7 +84,7 @@ def test_given_this_ci_machine_then_doctor_for_local_use_passes_and_every_check_
 ) -> None:
     # CI: root, no GPU, no AWS credentials, no cluster. Those must warn or skip with a reason, never fail.
     proc = run_cli(
-        "rlinf_bench.cli.main", "doctor", "--json",
+        "rlinf_cli.main", "doctor", "--json",
         env={"HOME": str(tmp_path), "KUBECONFIG": None, "AWS_PROFILE": None, "MLFLOW_TRACKING_URI": None},
     )  # fmt: skip
 

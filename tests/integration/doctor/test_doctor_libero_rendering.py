@@ -69,7 +69,7 @@ def test_given_the_installed_assets_then_libero_assets_and_config_pass(
 
 def test_given_mujoco_gl_unset_when_checking_for_eval_then_a_named_failure_with_the_egl_fix() -> None:
     proc = run_cli(
-        "rlinf_bench.cli.main", "doctor", "--for", "eval", "--only", "rendering.mujoco_gl", "--json",
+        "rlinf_cli.main", "doctor", "--for", "eval", "--only", "rendering.mujoco_gl", "--json",
         env={"MUJOCO_GL": None, "PYOPENGL_PLATFORM": None},
     )  # fmt: skip
 
@@ -81,7 +81,7 @@ def test_given_mujoco_gl_unset_when_checking_for_eval_then_a_named_failure_with_
 
 def test_given_mujoco_gl_unset_for_local_use_then_only_a_warning() -> None:
     proc = run_cli(
-        "rlinf_bench.cli.main", "doctor", "--only", "rendering.mujoco_gl", "--json",
+        "rlinf_cli.main", "doctor", "--only", "rendering.mujoco_gl", "--json",
         env={"MUJOCO_GL": None, "PYOPENGL_PLATFORM": None},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout
@@ -90,7 +90,7 @@ def test_given_mujoco_gl_unset_for_local_use_then_only_a_warning() -> None:
 
 def test_given_glx_without_a_display_then_rendering_fails_in_the_check_and_in_the_spawned_worker() -> None:
     proc = run_cli(
-        "rlinf_bench.cli.main", "doctor", "--for", "eval", "--only", "rendering", "--json",
+        "rlinf_cli.main", "doctor", "--for", "eval", "--only", "rendering", "--json",
         env={"MUJOCO_GL": "glx", "PYOPENGL_PLATFORM": None, "DISPLAY": None},
     )  # fmt: skip
 

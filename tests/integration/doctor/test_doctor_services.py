@@ -24,9 +24,7 @@ TOKEN = "doctor-test-token"
 def test_given_an_unreachable_mlflow_port_then_mlflow_reachable_fails_with_the_fix() -> None:
     uri = f"http://127.0.0.1:{closed_port()}"
 
-    proc = run_cli(
-        "rlinf_bench.cli.main", "doctor", "--for", "eval", "--only", "mlflow", "--tracking-uri", uri, "--json"
-    )
+    proc = run_cli("rlinf_cli.main", "doctor", "--for", "eval", "--only", "mlflow", "--tracking-uri", uri, "--json")
 
     assert proc.returncode == 1
     [check] = report_of(proc)["checks"]
@@ -210,9 +208,7 @@ def test_given_a_kubeconfig_without_current_context_then_k8s_config_fails_listin
 ) -> None:
     path = _kubeconfig(tmp_path, fake.url, current=False)
 
-    proc = run_cli(
-        "rlinf_bench.cli.main", "doctor", "--for", "deploy", "--only", "k8s", "--kubeconfig", str(path), "--json"
-    )
+    proc = run_cli("rlinf_cli.main", "doctor", "--for", "deploy", "--only", "k8s", "--kubeconfig", str(path), "--json")
 
     assert proc.returncode == 1
     checks = {c["name"]: c for c in report_of(proc)["checks"]}

@@ -17,7 +17,7 @@ import pytest
 from rlinf_bench.contracts import CheckpointRef, EvalRequest, SuiteSelection
 from rlinf_local.embedded import Embedded
 from rlinf_local.stack import TOOLS_PYTHON, adapt_template
-from rlinf_local.status import format_status, remote_status
+from rlinf_local.status_command import format_status, remote_status
 
 pytestmark = pytest.mark.slow
 

@@ -171,7 +171,7 @@ def test_given_no_gpu_driver_when_gpu_samples_then_not_available_with_nvmls_reas
 def test_given_a_result_when_written_with_out_then_it_reloads_as_a_probe_result(
     store: dict[str, str], tmp_path: Path
 ) -> None:
-    from rlinf_bench.cli.main import main
+    from rlinf_cli.main import main
 
     out = tmp_path / "results" / "throughput.json"
     rc = main(["probe", "throughput", "--run-id", store["full"], "--tracking-uri", store["uri"], "--out", str(out)])

@@ -11,12 +11,12 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from rlinf_aws.router_lambda import build_router, make_handler
 from rlinf_bench.intake.config import IntakeConfig
-from rlinf_bench.intake.handler import build_router, make_handler
-from rlinf_bench.intake.local import IntakeStack, create_intake_stack
-from rlinf_bench.intake.poller import SqsPoller
-from rlinf_bench.intake.replay import VirtualClock
 from rlinf_bench.intake.router import Outcome, RecordResult
+from rlinf_local.intake_resources import IntakeStack, create_intake_stack
+from rlinf_local.replay_events import VirtualClock
+from rlinf_local.sqs_poller import SqsPoller
 
 REGION = "us-east-1"
 QUIET_S = 30.0

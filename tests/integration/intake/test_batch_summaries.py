@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rlinf_bench.checkpoints.synthetic import fsdp_objects
-from rlinf_bench.cli.main import main
+from rlinf_cli.main import main
 from tests.integration.intake.conftest import REGION
+from tests.synthetic_checkpoints import fsdp_objects
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -14,12 +14,12 @@ from typing import Any
 import boto3
 import pytest
 
-from rlinf_bench.checkpoints.synthetic import fsdp_objects
 from rlinf_bench.errors import ConfigError
-from rlinf_bench.intake.local import create_intake_stack, read_dead_letters
-from rlinf_bench.intake.poller import LocalLambdaContext
+from rlinf_local.intake_resources import create_intake_stack, read_dead_letters
+from rlinf_local.sqs_poller import LocalLambdaContext
 from tests.integration.intake.conftest import REGION
 from tests.integration.intake.uploads import put_objects
+from tests.synthetic_checkpoints import fsdp_objects
 
 REPO = Path(__file__).resolve().parents[3]
 APP_DIR = REPO / "functions" / "checkpoint_router"

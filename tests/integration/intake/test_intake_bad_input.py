@@ -9,15 +9,15 @@ from typing import Any
 import boto3
 import pytest
 
-from rlinf_bench.checkpoints.synthetic import fsdp_objects
+from rlinf_aws.router_lambda import build_router, make_handler
 from rlinf_bench.errors import ConfigError
 from rlinf_bench.intake.config import IntakeConfig
-from rlinf_bench.intake.handler import build_router, make_handler
-from rlinf_bench.intake.local import read_dead_letters
-from rlinf_bench.intake.poller import SqsPoller
 from rlinf_bench.intake.router import Outcome
+from rlinf_local.intake_resources import read_dead_letters
+from rlinf_local.sqs_poller import SqsPoller
 from tests.integration.intake.conftest import REGION, Intake, make_intake
 from tests.integration.intake.uploads import put_objects
+from tests.synthetic_checkpoints import fsdp_objects
 
 ROOT = "runs/exp/checkpoints/global_step_50"
 WEIGHTS = f"{ROOT}/actor/model_state_dict/full_weights.pt"

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from rlinf_bench.checkpoints.synthetic import fsdp_objects
+from rlinf_aws.execution_names import execution_name
 from rlinf_bench.contracts import EvalRequest, request_id_for
 from rlinf_bench.intake.router import Outcome
-from rlinf_bench.pipeline.naming import execution_name
 from tests.integration.intake.conftest import Intake
 from tests.integration.intake.uploads import put_objects
+from tests.synthetic_checkpoints import fsdp_objects
 
 ROOT = "runs/openvla-libero10/checkpoints/global_step_100"
 RANKS = 64

@@ -8,12 +8,12 @@ from pathlib import Path
 import boto3
 import pytest
 
-from rlinf_bench.checkpoints.synthetic import fsdp_objects
-from rlinf_bench.cli.main import main
 from rlinf_bench.errors import ConfigError
-from rlinf_bench.intake.local import IntakeStack, create_intake_stack
+from rlinf_cli.main import main
+from rlinf_local.intake_resources import IntakeStack, create_intake_stack
 from tests.integration.intake.conftest import REGION
 from tests.integration.intake.uploads import put_objects
+from tests.synthetic_checkpoints import fsdp_objects
 
 REPO = Path(__file__).resolve().parents[3]
 RUN = "runs/openvla-libero10"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from rlinf_bench.contracts import CheckpointRef, EvalRequest, ProbeSpec
-from rlinf_bench.k8s.client import ApiCaller, RetryPolicy, api_client_for_url
+from rlinf_k8s.api_client import ApiCaller, RetryPolicy, api_client_for_url
 from tests.integration.k8s.fake_apiserver import FakeApiServer
 
 

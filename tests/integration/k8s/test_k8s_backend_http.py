@@ -12,17 +12,17 @@ from kubernetes import client as k8s
 
 from rlinf_bench.contracts import EvalRequest
 from rlinf_bench.errors import ClusterUnreachableError, ConfigError, JobNotFoundError, KubernetesError
-from rlinf_bench.k8s.client import (
+from rlinf_k8s.api_client import (
     ApiCaller,
     RetryPolicy,
     api_client_for_endpoint,
     api_client_for_url,
     api_client_from_kubeconfig,
 )
-from rlinf_bench.k8s.eks_auth import ClusterEndpoint, EksTokenProvider
-from rlinf_bench.k8s.jobs import jobs_for_request
-from rlinf_bench.k8s.kubernetes_backend import KubernetesSubmitter
-from rlinf_bench.k8s.submitter import JobState
+from rlinf_k8s.eks_auth import ClusterEndpoint, EksTokenProvider
+from rlinf_k8s.jobs import jobs_for_request
+from rlinf_k8s.kubernetes_backend import KubernetesSubmitter
+from rlinf_k8s.submitter import JobState
 from tests.integration.k8s.conftest import SleepRecorder
 from tests.integration.k8s.fake_apiserver import FakeApiServer
 

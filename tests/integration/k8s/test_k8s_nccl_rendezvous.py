@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from rlinf_bench.contracts import CheckpointRef, EvalRequest, ProbeResult, ProbeSpec, ProbeVerdict
-from rlinf_bench.k8s.container import local_command
-from rlinf_bench.k8s.jobs import probe_job
+from rlinf_k8s.container import local_command
+from rlinf_k8s.jobs import probe_job
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -24,7 +24,7 @@ def test_given_cli_serving_demo_checkpoint_then_client_gets_the_checkpoints_acti
     demo_ckpt: Path, obs_factory: Any
 ) -> None:
     port = free_port()
-    cmd = [sys.executable, "-m", "rlinf_bench.cli.main", "serve-policy", "--policy", "builtin:demo"]
+    cmd = [sys.executable, "-m", "rlinf_cli.main", "serve-policy", "--policy", "builtin:demo"]
     proc = subprocess.Popen(
         [*cmd, "--checkpoint", str(demo_ckpt), "--port", str(port)],
         stdout=subprocess.PIPE,
@@ -51,7 +51,7 @@ def test_given_missing_checkpoint_then_cli_exits_2_naming_it(tmp_path: Path) -> 
         [
             sys.executable,
             "-m",
-            "rlinf_bench.cli.main",
+            "rlinf_cli.main",
             "serve-policy",
             "--policy",
             "builtin:demo",

@@ -30,7 +30,7 @@ def test_given_an_rlinf_checkpoint_served_then_the_client_gets_its_chunked_greed
     config = F.write_run_config(tmp_path / "config.yaml", F.chunk_section(4), temperature_eval=1.6)
     spec = f"rlinf:{config}?plugins=tests.rlinf_fixtures&images=0"
     port = free_port()
-    cmd = [sys.executable, "-m", "rlinf_bench.cli.main", "serve-policy", "--policy", spec]
+    cmd = [sys.executable, "-m", "rlinf_cli.main", "serve-policy", "--policy", spec]
     proc = subprocess.Popen(
         [*cmd, "--checkpoint", str(step), "--port", str(port)],
         stdout=subprocess.PIPE,

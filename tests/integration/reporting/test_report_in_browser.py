@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from rlinf_bench.baselines import get_baselines, infra_target
-from rlinf_bench.cli.main import main
 from rlinf_bench.contracts import Measurement, ProbeResult, ProbeVerdict
 from rlinf_bench.reporting.infra import infra_checks
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from rlinf_bench.stats.verdicts import apply_verdicts
-from rlinf_bench.tracking import load_history, publish_checkpoint
+from rlinf_cli.main import main
+from rlinf_tracking import load_history, publish_checkpoint
 from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs
 
 BASELINES = get_baselines(["libero/openvla-oft-sft", "libero/openvla-oft-rlinf"])

@@ -15,7 +15,7 @@ from rlinf_bench.contracts import CheckpointReport, RunStatus, VerdictValue
 from rlinf_bench.errors import TrackingUnavailableError
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from rlinf_bench.stats.verdicts import apply_verdicts
-from rlinf_bench.tracking import RetryPolicy, load_history, publish_checkpoint
+from rlinf_tracking import RetryPolicy, load_history, publish_checkpoint
 from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs, make_run
 
 BASELINES = get_baselines(["libero/openvla-oft-sft", "libero/openvla-oft-rlinf"])
@@ -166,7 +166,7 @@ def test_given_the_pipeline_call_then_previous_comes_from_mlflow_and_probes_are_
     store: dict, tmp_path: Path
 ) -> None:
     from rlinf_bench.contracts import Measurement, ProbeResult, ProbeVerdict
-    from rlinf_bench.pipeline.summarize import summarize_and_publish
+    from rlinf_tracking.summarize import summarize_and_publish
 
     rng = np.random.default_rng(9)
     runs = heterogeneous_runs(rng, np.full((3, 20), 0.9), ckpt=checkpoint(400))
@@ -190,7 +190,7 @@ def test_given_the_pipeline_call_then_previous_comes_from_mlflow_and_probes_are_
 def test_given_compare_publish_on_the_cli_then_the_run_is_in_mlflow(
     store: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rlinf_bench.cli.main import main
+    from rlinf_cli.main import main
 
     rng = np.random.default_rng(10)
     paths = [
@@ -221,7 +221,7 @@ def test_given_compare_publish_on_the_cli_then_the_run_is_in_mlflow(
 def test_given_more_values_than_one_request_takes_then_all_are_logged(store: dict) -> None:
     from mlflow.entities import Metric, RunTag
 
-    from rlinf_bench.tracking import MlflowPublisher
+    from rlinf_tracking import MlflowPublisher
 
     client = store["client"]
     publisher = MlflowPublisher(client)
@@ -240,7 +240,7 @@ def test_given_an_unreachable_server_then_the_pipeline_call_still_writes_the_rep
 ) -> None:
     from mlflow.tracking import MlflowClient
 
-    from rlinf_bench.pipeline.summarize import summarize_and_publish
+    from rlinf_tracking.summarize import summarize_and_publish
 
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")

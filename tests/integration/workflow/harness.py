@@ -20,12 +20,12 @@ from typing import Any
 
 import boto3
 
+from rlinf_aws.task_callback import TOKEN_ENV
 from rlinf_bench.contracts import ProbeResult, ProbeVerdict, RunResult
 from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.errors import ClusterUnreachableError, JobNotFoundError
-from rlinf_bench.k8s.jobs import JobBundle
-from rlinf_bench.k8s.submitter import FailureReason, JobState, JobStatus, SubmitResult
-from rlinf_bench.pipeline.callback import TOKEN_ENV
+from rlinf_k8s.jobs import JobBundle
+from rlinf_k8s.submitter import FailureReason, JobState, JobStatus, SubmitResult
 from rlinf_local.lambdas import InProcessLambdas, load_app
 
 ROOT = Path(__file__).resolve().parents[3]

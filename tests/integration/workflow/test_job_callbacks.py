@@ -17,7 +17,7 @@ import pytest
 import requests
 from moto.server import ThreadedMotoServer
 
-from rlinf_bench.pipeline.callback import HEARTBEAT_ENV, TOKEN_ENV
+from rlinf_aws.task_callback import HEARTBEAT_ENV, TOKEN_ENV
 from tests.integration.workflow.conftest import free_port
 
 pytestmark = pytest.mark.usefixtures("aws_env")

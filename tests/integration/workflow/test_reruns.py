@@ -7,8 +7,8 @@ import time
 import boto3
 import pytest
 
-from rlinf_bench.intake.starter import ExecutionStarter
-from rlinf_bench.pipeline.naming import execution_name, parse_execution_name
+from rlinf_aws.execution_names import execution_name, parse_execution_name
+from rlinf_aws.execution_starter import ExecutionStarter
 from tests.integration.workflow.harness import FAIL, REGION, SUCCEED, FakeJobs
 from tests.integration.workflow.test_state_machine import request_for, results_for, stack
 

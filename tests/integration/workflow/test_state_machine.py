@@ -15,10 +15,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from rlinf_aws.execution_names import execution_name
 from rlinf_bench.contracts import CheckpointRef, CheckpointReport, EvalRequest, EvalRun, ProbeSpec, SuiteSelection
 from rlinf_bench.contracts.request import WorkflowSettings
-from rlinf_bench.k8s.jobs import JobBundle
-from rlinf_bench.pipeline.naming import execution_name
+from rlinf_k8s.jobs import JobBundle
 from rlinf_local.moto_patches import moto_fixes
 from tests.integration.workflow.conftest import MlflowServer, SlackCatcher, free_port
 from tests.integration.workflow.harness import (

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from rlinf_bench.checkpoints.completeness import LocalLister, StoredObject, check_completeness
-from rlinf_bench.checkpoints.synthetic import fsdp_objects
 from rlinf_bench.contracts.checkpoint import CheckpointLayout
+from tests.synthetic_checkpoints import fsdp_objects
 
 T0 = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
 

@@ -13,7 +13,7 @@ from rlinf_bench.baselines import KNOWN_PROBES, infra_target
 from rlinf_bench.contracts import EvalRequest, ProbeName, ProbeSpec
 from rlinf_bench.errors import ContractError
 from rlinf_bench.intake.config import DEFAULT_PROBES, IntakeConfig
-from rlinf_bench.k8s import jobs
+from rlinf_k8s import jobs
 from tests.unit.k8s.conftest import make_request
 
 ALL = list(ProbeName)

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from rlinf_bench.contracts import EvalRequest
-from rlinf_bench.k8s.jobs import jobs_for_request
-from rlinf_bench.k8s.jobspec import IMAGE_DIGEST_ENV
 from rlinf_bench.provenance import collect_provenance
+from rlinf_k8s.jobs import jobs_for_request
+from rlinf_k8s.jobspec import IMAGE_DIGEST_ENV
 
 REPO = Path(__file__).resolve().parents[3]
 

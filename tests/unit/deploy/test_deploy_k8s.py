@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from rlinf_bench.contracts import EvalRequest
-from rlinf_bench.k8s.jobs import jobs_for_request
+from rlinf_k8s.jobs import jobs_for_request
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from rlinf_bench.intake.handler import RouterSettings
-from rlinf_bench.pipeline.settings import PipelineSettings
+from rlinf_aws.router_lambda import RouterSettings
+from rlinf_aws.settings import PipelineSettings
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -111,8 +111,8 @@ def test_given_no_state_machine_then_the_cli_names_the_stack_output_and_how_to_r
 ) -> None:
     import tomllib
 
-    from rlinf_bench.cli.intake_common import STATE_MACHINE_ENV, state_machine_arn
     from rlinf_bench.errors import ConfigError
+    from rlinf_cli.intake_common import STATE_MACHINE_ENV, state_machine_arn
 
     for name in STATE_MACHINE_ENV:
         monkeypatch.delenv(name, raising=False)

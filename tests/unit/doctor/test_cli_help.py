@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlinf_bench.cli.main import FLOW_ORDER, build_parser, flow_rank
+from rlinf_cli.main import FLOW_ORDER, build_parser, flow_rank
 
 
 def _commands() -> list[str]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlinf_bench.doctor import CheckStatus, DoctorContext, Target, checks_env
+from rlinf_bench.doctor import CheckStatus, DoctorContext, Target
+from rlinf_doctor import checks_env
 
 
 def test_given_the_installed_distribution_then_extras_are_read_from_its_metadata() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from rlinf_bench.doctor import CheckResult, CheckStatus, DoctorContext, DoctorReport, Target
 from rlinf_bench.doctor.context import AREAS, timed
-from rlinf_bench.doctor.runner import CHECKS, selected
+from rlinf_doctor.check_runner import CHECKS, selected
 
 
 def _report() -> DoctorReport:
@@ -72,7 +72,7 @@ def test_given_a_check_that_raises_then_it_becomes_a_named_problem_not_a_traceba
 
 
 def test_given_policy_specs_then_the_server_uri_and_the_runners_patience_are_read() -> None:
-    from rlinf_bench.doctor.preflight import policy_servers, policy_wait
+    from rlinf_doctor.preflight import policy_servers, policy_wait
 
     assert policy_servers("server:ws://h:8000?retries=2") == ["ws://h:8000"]
     assert policy_servers("builtin:demo") == [] and policy_wait("builtin:demo") == 0.0
@@ -83,8 +83,8 @@ def test_given_policy_specs_then_the_server_uri_and_the_runners_patience_are_rea
 
 
 def test_given_a_result_name_or_an_unknown_name_for_only_then_its_check_runs_or_the_choices_are_named() -> None:
-    from rlinf_bench.doctor.runner import check_selectors
     from rlinf_bench.errors import ConfigError
+    from rlinf_doctor.check_runner import check_selectors
 
     assert [sel for sel, _ in selected(DoctorContext(target=Target.PROBE, only=["gpu.nvml"]))] == ["gpu"]
     check_selectors(["gpu.nvml", "rendering", "libero.assets", "rendering.egl_cuda_map", "k8s.rbac"])

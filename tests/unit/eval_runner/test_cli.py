@@ -15,9 +15,9 @@ from moto import mock_aws
 
 from eval_runner.cli import build_run, checkpoint_ref, main
 from eval_runner.libero_setup import ASSETS_ENV
-from rlinf_bench.cli.main import build_parser
 from rlinf_bench.contracts import CheckpointRef, EvalRun
 from rlinf_bench.errors import ConfigError, ContractError
+from rlinf_cli.main import build_parser
 
 CKPT = "/data/runs/grpo-libero/checkpoints/global_step_400"
 
@@ -168,7 +168,7 @@ def test_given_missing_assets_then_exit_2_naming_the_fix(
 def test_given_the_rlinf_bench_entry_point_then_evaluate_behaves_the_same(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rlinf_bench.cli.main import main as rlinf_bench_main
+    from rlinf_cli.main import main as rlinf_bench_main
 
     out = tmp_path / "r.json"
     rc = rlinf_bench_main(["evaluate", "--suite", "libero_100", "--out", str(out), "--no-progress"])

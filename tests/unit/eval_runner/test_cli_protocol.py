@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from eval_runner.cli import build_run
-from rlinf_bench.cli.main import build_parser
 from rlinf_bench.contracts import EvalRun
+from rlinf_cli.main import build_parser
 
 
 def _run(*argv: str) -> EvalRun:

@@ -10,8 +10,8 @@ import pytest
 
 from infra_probes.cli import EXIT_CODES, build_parser, execute
 from infra_probes.environment import INSTANCE_TYPE_ENV, filesystem_of, resolve_instance_type
-from rlinf_bench.cli.main import build_parser as rlinf_parser
 from rlinf_bench.contracts import ProbeResult, ProbeVerdict
+from rlinf_cli.main import build_parser as rlinf_parser
 
 REPO = Path(__file__).resolve().parents[3]
 

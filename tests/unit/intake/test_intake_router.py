@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rlinf_bench.checkpoints.completeness import StoredObject
-from rlinf_bench.checkpoints.synthetic import fsdp_objects
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.router import Outcome, Router
+from tests.synthetic_checkpoints import fsdp_objects
 
 T0 = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
 ROOT = "runs/e/checkpoints/global_step_10"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rlinf_bench.intake.local import last_file_patterns
+from rlinf_local.intake_resources import last_file_patterns
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rlinf_bench.contracts import JobSettings
-from rlinf_bench.k8s.jobs import BASE_ENV
+from rlinf_k8s.jobs import BASE_ENV
 
 DOCKER = Path(__file__).resolve().parents[3] / "docker"
 

@@ -11,8 +11,8 @@ import pytest
 from moto import mock_aws
 
 from rlinf_bench.errors import ConfigError
-from rlinf_bench.k8s.client import api_client_for_eks
-from rlinf_bench.k8s.eks_auth import TOKEN_PREFIX, EksTokenProvider, describe_cluster, make_token
+from rlinf_k8s.api_client import api_client_for_eks
+from rlinf_k8s.eks_auth import TOKEN_PREFIX, EksTokenProvider, describe_cluster, make_token
 
 
 @pytest.fixture

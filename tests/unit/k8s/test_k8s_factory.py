@@ -9,9 +9,9 @@ import pytest
 from moto import mock_aws
 
 from rlinf_bench.errors import ConfigError
-from rlinf_bench.k8s.factory import submitter_for
-from rlinf_bench.k8s.kubernetes_backend import KubernetesSubmitter
-from rlinf_bench.k8s.local_executor import LocalExecutor
+from rlinf_k8s.kubernetes_backend import KubernetesSubmitter
+from rlinf_k8s.submitter_factory import submitter_for
+from rlinf_local.local_executor import LocalExecutor
 
 
 def test_given_local_with_a_dir_and_parallelism_then_a_local_executor(tmp_path: Path) -> None:

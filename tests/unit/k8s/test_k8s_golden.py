@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rlinf_bench.contracts import CheckpointRef, ProbeSpec, SuiteSelection
-from rlinf_bench.k8s.jobs import jobs_for_request
-from rlinf_bench.k8s.render import bundle_yaml
+from rlinf_k8s.jobs import jobs_for_request
+from rlinf_k8s.render_manifests import bundle_yaml
 from tests.unit.k8s.conftest import make_request
 
 GOLDEN = Path(__file__).parent / "golden"

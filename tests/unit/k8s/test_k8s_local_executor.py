@@ -10,10 +10,10 @@ import pytest
 
 from rlinf_bench.contracts import JobSettings
 from rlinf_bench.errors import JobNotFoundError, JobSpecError
-from rlinf_bench.k8s.jobs import JobBundle, jobs_for_request
-from rlinf_bench.k8s.jobspec import ContainerResources, JobSpec
-from rlinf_bench.k8s.local_executor import LocalExecutor
-from rlinf_bench.k8s.submitter import JobState, Submitter
+from rlinf_k8s.jobs import JobBundle, jobs_for_request
+from rlinf_k8s.jobspec import ContainerResources, JobSpec
+from rlinf_k8s.submitter import JobState, Submitter
+from rlinf_local.local_executor import LocalExecutor
 from tests.unit.k8s.conftest import make_request
 
 NS = "rlinf-eval"

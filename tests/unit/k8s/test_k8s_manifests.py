@@ -12,10 +12,10 @@ import yaml
 
 from rlinf_bench.contracts import CheckpointRef, EvalRequest, EvalRun, JobSettings, ProbeSpec, Resources
 from rlinf_bench.errors import JobSpecError, UnknownSuiteError
-from rlinf_bench.k8s.container import local_command
-from rlinf_bench.k8s.jobs import REQUEST_ID_ANNOTATION, JobBundle, jobs_for_request
-from rlinf_bench.k8s.names import validate_label_value
-from rlinf_bench.k8s.pod_security import check_restricted, pod_spec_of
+from rlinf_k8s.container import local_command
+from rlinf_k8s.dns_names import validate_label_value
+from rlinf_k8s.jobs import REQUEST_ID_ANNOTATION, JobBundle, jobs_for_request
+from rlinf_k8s.pod_security import check_restricted, pod_spec_of
 from tests.unit.k8s.conftest import K8S_SCHEMA_VERSION, make_request
 
 REPO = Path(__file__).resolve().parents[3]

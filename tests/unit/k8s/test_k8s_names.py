@@ -7,8 +7,8 @@ import re
 import pytest
 
 from rlinf_bench.errors import JobSpecError
-from rlinf_bench.k8s.container import expand_var_refs
-from rlinf_bench.k8s.names import (
+from rlinf_k8s.container import expand_var_refs
+from rlinf_k8s.dns_names import (
     derive_name,
     sanitize_label_value,
     validate_dns1123_label,

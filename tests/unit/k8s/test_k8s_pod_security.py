@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from rlinf_bench.errors import JobSpecError
-from rlinf_bench.k8s.jobs import jobs_for_request
-from rlinf_bench.k8s.pod_security import check_restricted, require_restricted
+from rlinf_k8s.jobs import jobs_for_request
+from rlinf_k8s.pod_security import check_restricted, require_restricted
 from tests.unit.k8s.conftest import make_request
 
 

@@ -8,7 +8,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from rlinf_bench.cli.main import main
+from rlinf_cli.main import main
 from tests.unit.k8s.conftest import K8S_SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parents[3]

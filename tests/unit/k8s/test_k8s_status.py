@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from kubernetes import client as k8s
 
-from rlinf_bench.k8s.status import job_status_from
-from rlinf_bench.k8s.submitter import JobState
+from rlinf_k8s.job_status import job_status_from
+from rlinf_k8s.submitter import JobState
 
 
 def _job(conditions: list[dict[str, str]] | None = None, **status: Any) -> k8s.V1Job:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from rlinf_aws.task_callback import TaskCallback, reporting_to_state_machine
 from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.errors import ConfigError
-from rlinf_bench.pipeline.callback import TaskCallback, reporting_to_state_machine
 
 TOKEN = "AAAAsecret-task-token-0123456789"
 

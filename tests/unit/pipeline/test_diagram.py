@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rlinf_bench.pipeline.diagram import ASL_PATH, mermaid
+from rlinf_aws.asl_diagram import ASL_PATH, mermaid
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "workflow.md"
 
 
 def test_the_workflow_doc_holds_the_current_diagram() -> None:
-    assert mermaid() in DOC.read_text(), "regenerate the diagram: python -m rlinf_bench.pipeline.diagram"
+    assert mermaid() in DOC.read_text(), "regenerate the diagram: python -m rlinf_aws.asl_diagram"
 
 
 def _targets(states: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

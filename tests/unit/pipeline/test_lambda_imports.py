@@ -9,10 +9,10 @@ import pytest
 
 # function -> the pipeline modules its app.py imports (functions/<name>/requirements.txt has no numpy)
 LIGHT = {
-    "request_planner": ["rlinf_bench.pipeline.plan", "rlinf_bench.pipeline.settings"],
-    "job_submitter": ["rlinf_bench.pipeline.submit", "rlinf_bench.pipeline.clients"],
-    "failure_notifier": ["rlinf_bench.pipeline.notify", "rlinf_bench.pipeline.clients"],
-    "slack_notifier": ["rlinf_bench.pipeline.slack", "rlinf_bench.pipeline.clients"],
+    "request_planner": ["rlinf_aws.state_plan", "rlinf_aws.settings"],
+    "job_submitter": ["rlinf_aws.state_submit", "rlinf_aws.clients"],
+    "failure_notifier": ["rlinf_aws.state_notify_failure", "rlinf_aws.clients"],
+    "slack_notifier": ["rlinf_aws.slack_webhook", "rlinf_aws.clients"],
 }
 
 

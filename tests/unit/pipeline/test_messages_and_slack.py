@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from rlinf_bench.pipeline.messages import failure_notification, sns_message, summary_notification
-from rlinf_bench.pipeline.slack import SlackDeliveryError, SlackMessage, _HttpError, deliver
+from rlinf_aws.slack_webhook import SlackDeliveryError, SlackMessage, _HttpError, deliver
+from rlinf_bench.reporting.messages import failure_notification, sns_message, summary_notification
 from rlinf_bench.retry import RetryPolicy
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from tests.unit.stats.runfactory import make_run

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from rlinf_aws.execution_names import execution_name, matrix_digest, parse_execution_name
+from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.state_plan import plan
 from rlinf_bench.contracts import CheckpointRef, EvalRequest, ProbeSpec, SuiteSelection
 from rlinf_bench.contracts.request import WorkflowSettings
 from rlinf_bench.contracts.workflow import PlanInput
 from rlinf_bench.errors import ConfigError, UnknownBaselineError, UnknownSuiteError
-from rlinf_bench.pipeline.naming import execution_name, matrix_digest, parse_execution_name
-from rlinf_bench.pipeline.plan import plan
-from rlinf_bench.pipeline.settings import PipelineSettings
 
 CKPT = CheckpointRef(uri="s3://b/exp/checkpoints/global_step_7", experiment="exp", global_step=7)
 SETTINGS = PipelineSettings(

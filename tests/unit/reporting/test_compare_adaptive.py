@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlinf_bench.cli.main import main
 from rlinf_bench.contracts import CheckpointReport, EvalMatrix, VerdictValue
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from rlinf_bench.stats.sequential import apply_adaptive
 from rlinf_bench.stats.verdicts import apply_verdicts
+from rlinf_cli.main import main
 from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlinf_bench.cli.main import main
 from rlinf_bench.contracts import CheckpointReport, RunStatus
+from rlinf_cli.main import main
 from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs, make_run
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rlinf_bench.cli import main as cli_main
+from rlinf_cli import main as cli_main
 
 REPO = Path(__file__).resolve().parents[3]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -22,10 +23,56 @@ def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+#: Libraries of the adapters: none may be imported by the core, not even lazily inside a function.
+ADAPTER_LIBRARIES = (
+    "boto3",
+    "botocore",
+    "kubernetes",
+    "moto",
+    "aws_lambda_powertools",
+    "mlflow",
+    "torch",
+    "mujoco",
+    "robosuite",
+    "libero",
+    "sapien",
+)
+ADAPTER_PACKAGES = (
+    "rlinf_aws",
+    "rlinf_k8s",
+    "rlinf_tracking",
+    "rlinf_doctor",
+    "rlinf_local",
+    "rlinf_cli",
+    "eval_runner",
+    "infra_probes",
+)
+
+
 def test_the_project_keeps_every_import_rule() -> None:
     proc = _lint_imports(REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "4 kept, 0 broken" in proc.stdout
+    assert "8 kept, 0 broken" in proc.stdout
+
+
+def _imported_roots(path: Path) -> set[str]:
+    roots: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def test_no_core_module_imports_an_adapter_library_or_package_anywhere_in_its_code() -> None:
+    # import-linter only sees libraries installed here (sapien lives in .venv-robotwin): scan the source too.
+    offenders = {
+        str(path.relative_to(REPO)): sorted(bad)
+        for path in sorted((REPO / "rlinf_bench").rglob("*.py"))
+        if (bad := _imported_roots(path) & {*ADAPTER_LIBRARIES, *ADAPTER_PACKAGES})
+    }
+    assert offenders == {}
 
 
 def _write(root: Path, rel: str, text: str = "") -> None:
@@ -38,28 +85,44 @@ def test_given_a_core_module_a_lambda_and_the_router_breaking_the_rules_then_eac
     tmp_path: Path,
 ) -> None:
     shutil.copy(REPO / ".importlinter", tmp_path / ".importlinter")
-    for pkg in ("rlinf_bench", "rlinf_bench/intake", "eval_runner", "infra_probes", "rlinf_local"):
+    for pkg in (
+        "rlinf_bench",
+        "rlinf_bench/intake",
+        "rlinf_aws",
+        "rlinf_k8s",
+        "rlinf_tracking",
+        "rlinf_doctor",
+        "rlinf_cli",
+        "eval_runner",
+        "infra_probes",
+        "rlinf_local",
+    ):
         _write(tmp_path, f"{pkg}/__init__.py")
-    _write(tmp_path, "rlinf_bench/cli.py", "def run():\n    from eval_runner import loop\n")  # lazy counts too
+    _write(tmp_path, "rlinf_bench/storage.py", "def s3():\n    import boto3\n")  # lazy counts too
     _write(tmp_path, "rlinf_bench/intake/router.py", "import mlflow\n")
     _write(tmp_path, "functions/job_submitter/app.py", "import torch\n")
     _write(tmp_path, "functions/checkpoint_router/app.py", "from rlinf_bench.intake import router\n")
-    _write(tmp_path, "rlinf_local/demo.py", "from infra_probes import storage\n")
+    _write(tmp_path, "rlinf_local/demo_command.py", "from infra_probes import storage\n")
+    _write(tmp_path, "rlinf_k8s/jobs.py", "from rlinf_aws import state_plan\n")
+    _write(tmp_path, "rlinf_aws/state_plan.py", "")
+    _write(tmp_path, "rlinf_aws/router_lambda.py", "")
+    _write(tmp_path, "rlinf_local/local_executor.py", "")
+    _write(tmp_path, "rlinf_k8s/submitter_factory.py", "def local():\n    from rlinf_local import local_executor\n")
 
     proc = _lint_imports(tmp_path)
 
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "0 kept, 4 broken" in proc.stdout
-    assert "rlinf_bench.cli -> eval_runner" in proc.stdout
+    assert "rlinf_bench.storage -> boto3" in proc.stdout
     assert "functions.job_submitter.app -> torch" in proc.stdout
     assert "rlinf_bench.intake.router -> mlflow" in proc.stdout
-    assert "rlinf_local.demo -> infra_probes" in proc.stdout
+    assert "rlinf_local.demo_command -> infra_probes" in proc.stdout
+    assert "rlinf_k8s.jobs -> rlinf_aws.state_plan" in proc.stdout
 
 
 def test_the_job_packages_commands_are_found_through_entry_points() -> None:
     sub = next(a for a in cli_main.build_parser()._actions if a.dest == "command")
     assert {"evaluate", "serve-policy", "probe"} <= set(sub.choices or {})
-    assert all(module.startswith("rlinf_bench.") for module in cli_main.COMMAND_MODULES)
+    assert all(module.startswith("rlinf_cli.") for module in cli_main.COMMAND_MODULES)
 
 
 def test_given_an_entry_point_whose_package_is_missing_then_the_other_commands_still_load(
@@ -68,11 +131,11 @@ def test_given_an_entry_point_whose_package_is_missing_then_the_other_commands_s
     def fake_entry_points(group: str) -> list[EntryPoint]:
         return [
             EntryPoint("zzz-missing", "no_such_package.cli:register", group),
-            EntryPoint("schemas-again", "rlinf_bench.cli.schemas:register", group),
+            EntryPoint("schemas-again", "rlinf_cli.schemas_command:register", group),
         ]
 
     monkeypatch.setattr(cli_main, "entry_points", fake_entry_points)
     found = cli_main.plugin_commands()
 
-    assert [f.__module__ for f in found] == ["rlinf_bench.cli.schemas"]
+    assert [f.__module__ for f in found] == ["rlinf_cli.schemas_command"]
     assert "rlinf-bench zzz-missing is unavailable: no_such_package.cli:register cannot be imported" in caplog.text

@@ -1,0 +1,199 @@
+"""Wire the router to Lambda: Powertools batch processing and DynamoDB idempotency.
+
+``functions/checkpoint_router/app.py`` is this module plus environment variables; ``replay-events``
+and the tests build the same handler against moto, so what they exercise is what runs in Lambda.
+Clients are created on the first invocation, not at import, which keeps the cold import small.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+
+from rlinf_aws.execution_names import matrix_digest
+from rlinf_aws.execution_starter import ExecutionStarter, verify_table
+from rlinf_bench.checkpoints.completeness import Clock, S3Lister, utc_now
+from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.request import EvalRequest
+from rlinf_bench.errors import CheckpointNotReadyError, ConfigError
+from rlinf_bench.intake.config import IntakeConfig, load_intake_config
+from rlinf_bench.intake.router import Outcome, RecordResult, Router, SqsDeadLetters, StartOnce
+
+ClientFactory = Callable[[str], Any]  # service name -> boto3 client
+
+
+@dataclass(frozen=True)
+class RouterSettings:
+    """The function's environment, read once per container."""
+
+    state_machine_arn: str
+    idempotency_table: str
+    dead_letter_queue_url: str
+    intake_config: str = ""  # ssm:/name | s3://bucket/key | '' (defaults)
+    quiet_period_s: float | None = None  # overrides the intake config when set
+    max_age_s: float | None = None
+    idempotency_expiry_s: int = 7 * 24 * 3600
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ) -> RouterSettings:
+        """Read STATE_MACHINE_ARN, IDEMPOTENCY_TABLE, DEAD_LETTER_QUEUE_URL (+ optional ones); name what is missing."""
+        required = ("STATE_MACHINE_ARN", "IDEMPOTENCY_TABLE", "DEAD_LETTER_QUEUE_URL")
+        missing = [name for name in required if not env.get(name)]
+        if missing:
+            raise ConfigError(
+                f"checkpoint_router is missing environment variable(s) {', '.join(missing)}; "
+                "set them in template.yaml (the stack does) or in your shell"
+            )
+
+        def number(name: str) -> float | None:
+            raw = env.get(name, "")
+            if not raw:
+                return None
+            try:
+                return float(raw)
+            except ValueError as exc:
+                raise ConfigError(f"{name}={raw!r} is not a number of seconds") from exc
+
+        expiry = number("IDEMPOTENCY_EXPIRY_S")
+        return cls(
+            state_machine_arn=env["STATE_MACHINE_ARN"],
+            idempotency_table=env["IDEMPOTENCY_TABLE"],
+            dead_letter_queue_url=env["DEAD_LETTER_QUEUE_URL"],
+            intake_config=env.get("INTAKE_CONFIG", ""),
+            quiet_period_s=number("QUIET_PERIOD_S"),
+            max_age_s=number("MAX_AGE_S"),
+            idempotency_expiry_s=int(expiry) if expiry else 7 * 24 * 3600,
+        )
+
+
+def _mark_replayed(response: Any, idempotent_data: DataRecord) -> Any:
+    # Called by Powertools only when the answer came from the idempotency store: a duplicate event.
+    return {**response, "replayed": True} if isinstance(response, dict) else response
+
+
+def idempotent_start(
+    starter: ExecutionStarter, persistence: DynamoDBPersistenceLayer, config: IdempotencyConfig
+) -> StartOnce:
+    """Wrap ``starter.start`` in Powertools idempotency keyed on the checkpoint root URI and the eval matrix.
+
+    A duplicate event for the same checkpoint starts nothing; a changed eval matrix is a new evaluation.
+    """
+
+    @idempotent_function(
+        data_keyword_argument="checkpoint",
+        persistence_store=persistence,
+        config=config,
+        key_prefix="checkpoint_router.start",
+    )
+    def start_checkpoint(*, checkpoint: dict[str, Any], request_json: str) -> dict[str, Any]:
+        return starter.start(EvalRequest.from_json(request_json, source="router request")).to_dict()
+
+    def start_once(ref: CheckpointRef, request: EvalRequest) -> dict[str, Any]:
+        key = {**ref.model_dump(mode="json"), "matrix": matrix_digest(request)}
+        result: dict[str, Any] = start_checkpoint(checkpoint=key, request_json=request.to_json())
+        return result
+
+    return start_once
+
+
+def build_router(
+    settings: RouterSettings,
+    client: ClientFactory,
+    *,
+    clock: Clock = utc_now,
+    observer: Callable[[RecordResult], None] | None = None,
+    config: IntakeConfig | None = None,
+    verify: bool = True,
+) -> tuple[Router, IdempotencyConfig]:
+    """The production router: S3 listing, SQS dead letters, Step Functions behind DynamoDB idempotency."""
+    starter = ExecutionStarter(client("stepfunctions"), settings.state_machine_arn)
+    dynamodb = client("dynamodb")
+    if verify:
+        starter.verify()
+        verify_table(dynamodb, settings.idempotency_table)
+    if config is None:
+        config = load_intake_config(
+            settings.intake_config, ssm_factory=lambda: client("ssm"), s3_factory=lambda: client("s3")
+        )
+    overrides = {
+        k: v
+        for k, v in (("quiet_period_s", settings.quiet_period_s), ("max_age_s", settings.max_age_s))
+        if v is not None
+    }
+    if overrides:
+        config = config.model_copy(update=overrides)
+    idem_config = IdempotencyConfig(
+        event_key_jmespath="[uri, matrix]",
+        raise_on_no_idempotency_key=True,
+        expires_after_seconds=settings.idempotency_expiry_s,
+        use_local_cache=True,
+        response_hook=_mark_replayed,
+    )
+    persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=dynamodb)
+    router = Router(
+        config=config,
+        lister=S3Lister(client("s3")),
+        start_once=idempotent_start(starter, persistence, idem_config),
+        dead_letters=SqsDeadLetters(client("sqs"), settings.dead_letter_queue_url),
+        clock=clock,
+        observer=observer,
+    )
+    return router, idem_config
+
+
+def _sent_at(record: SQSRecord) -> datetime | None:
+    raw = record.attributes.sent_timestamp
+    try:
+        return datetime.fromtimestamp(int(raw) / 1000, UTC) if raw else None
+    except ValueError:
+        return None
+
+
+def handle_record(router: Router, record: SQSRecord) -> list[RecordResult]:
+    """Route one SQS record; a deferred checkpoint raises so the record becomes a batch item failure."""
+    results = router.route(record.body, first_seen=_sent_at(record))
+    deferred = [r.reason for r in results if r.outcome is Outcome.DEFERRED]
+    if deferred:
+        raise CheckpointNotReadyError("; ".join(deferred))
+    return results
+
+
+def make_handler(
+    build: Callable[[], tuple[Router, IdempotencyConfig]],
+) -> Callable[[dict[str, Any], Any], PartialItemFailureResponse]:
+    """An SQS batch handler that builds its router on the first call (a config error then fails loudly)."""
+    cached = functools.cache(build)
+
+    def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+        if not isinstance(event, dict) or not isinstance(event.get("Records"), list):
+            raise ConfigError(
+                "checkpoint_router takes SQS batches ({'Records': [...]}); wrap S3 events in an SQS message "
+                "(see events/sqs-*.json) or use `rlinf-bench replay-events`"
+            )
+        router, idem_config = cached()
+        if context is not None:
+            idem_config.register_lambda_context(context)
+        # raise_on_entire_batch_failure=False: a batch of only deferred records is normal, not an error.
+        processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+        return process_partial_response(
+            event=event,
+            record_handler=functools.partial(handle_record, router),
+            processor=processor,
+            context=context,
+        )
+
+    return handler

@@ -1,0 +1,208 @@
+"""The aggregate state: the Map outcomes -> one CheckpointReport with verdicts, stored next to the results.
+
+A failed run enters the report as failed, with its reason, and its suite's verdicts are ``incomplete``:
+it is never averaged away. A result file that is missing or does not validate makes that run failed,
+naming the URI and the error. When no eval run produced a result there is nothing honest to publish:
+:class:`AllRunsFailedError` sends the execution to the failure branch.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rlinf_aws.state_plan import REFERENCE_BASELINES
+from rlinf_bench.contracts import CheckpointReport, ProbeResult, ProbeVerdict, RunResult, RunStatus
+from rlinf_bench.contracts.request import EvalRequest
+from rlinf_bench.contracts.workflow import AggregateInput, AggregateResult, OutcomeStatus, RunOutcome
+from rlinf_bench.errors import ContractError, RlinfBenchError, StorageError, TrackingUnavailableError
+from rlinf_bench.reporting.format import headline
+from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
+from rlinf_bench.storage import Storage, join
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
+log = logging.getLogger(__name__)
+
+__all__ = ["AllRunsFailedError", "aggregate", "failure_line", "report_prefix"]
+
+REPORT_FILES = ("checkpoint_report.json", "report.md", "sr_vs_step.png")
+
+
+class AllRunsFailedError(RlinfBenchError):
+    """Every eval run of the checkpoint failed: no verdict can be given."""
+
+
+def report_prefix(result_root: str) -> str:
+    """Where the report files of one checkpoint and matrix are stored."""
+    return join(result_root, "report")
+
+
+def failure_line(outcome: RunOutcome) -> str:
+    """``libero_goal run 1: OOMKilled: <cause>`` — what a person reads in the email and in Slack."""
+    why = outcome.job_reason or outcome.error or "failed"
+    cause = outcome.cause.strip().splitlines()[0] if outcome.cause.strip() else ""
+    return f"{outcome.label}: {why}" + (f": {cause}" if cause and cause != why else "")
+
+
+def _failed_run(request: EvalRequest, outcome: RunOutcome, error: str, siblings: Sequence[RunResult]) -> RunResult:
+    """A failed RunResult standing in for a run that produced none (same settings as its siblings)."""
+    from rlinf_bench.suites import get_suite
+
+    suite = outcome.suite or ""
+    sibling = next((r for r in siblings if r.suite == suite), None)
+    run_index = outcome.run_index or 0
+    seed = request.seeds[run_index] if run_index < len(request.seeds) else run_index
+    if sibling is not None:
+        # Same settings as the runs that did finish (protocol, steps, policy): only the outcome differs.
+        stand_in = sibling.model_copy(
+            update={"run_index": run_index, "seed": seed, "status": RunStatus.FAILED, "error": error}
+        )
+        return stand_in.with_tasks([])
+    selection = next((s for s in request.suites if s.name == suite), None)
+    max_steps = selection.max_steps if selection and selection.max_steps else get_suite(suite).max_steps
+    return RunResult(
+        request_id=request.request_id,
+        suite=suite,
+        run_index=run_index,
+        seed=seed,
+        policy=request.policy,
+        checkpoint=request.checkpoint,
+        status=RunStatus.FAILED,
+        error=error,
+        trials_per_task=request.trials_per_task,
+        max_steps=max_steps,
+        settle_steps=0,
+    )
+
+
+def _load_eval_runs(
+    request: EvalRequest, outcomes: Sequence[RunOutcome], storage: Storage
+) -> tuple[list[SourcedRun], list[str]]:
+    loaded: list[SourcedRun] = []
+    failed: list[tuple[RunOutcome, str]] = []
+    for o in outcomes:
+        if o.status == OutcomeStatus.SUCCEEDED:
+            try:
+                loaded.append(SourcedRun(o.result_uri, RunResult.read(o.result_uri, storage=storage)))
+                continue
+            except (ContractError, StorageError) as exc:
+                failed.append((o, f"result {o.result_uri} unusable: {exc}"))
+                continue
+        failed.append((o, failure_line(o)))
+    results = [r.result for r in loaded]
+    stand_ins = [SourcedRun(o.result_uri or o.job_name, _failed_run(request, o, why, results)) for o, why in failed]
+    return loaded + stand_ins, [why if why.startswith(o.label) else f"{o.label}: {why}" for o, why in failed]
+
+
+def _load_probes(outcomes: Sequence[RunOutcome], storage: Storage) -> tuple[list[ProbeResult], list[str]]:
+    probes: list[ProbeResult] = []
+    failures: list[str] = []
+    for o in outcomes:
+        why = failure_line(o)
+        if o.status == OutcomeStatus.SUCCEEDED:
+            try:
+                probes.append(ProbeResult.read(o.result_uri, storage=storage))
+                continue
+            except (ContractError, StorageError) as exc:
+                why = f"{o.label}: result {o.result_uri} unusable: {exc}"
+        failures.append(why)
+        probes.append(ProbeResult(probe=o.probe or "?", verdict=ProbeVerdict.FAIL, reason=f"the Job failed: {why}"))
+    return probes, failures
+
+
+def _apply_verdicts(
+    report: CheckpointReport,
+    request: EvalRequest,
+    mlflow: Callable[[], MlflowClient] | None,
+    experiment: str,
+) -> tuple[list[CheckpointReport], list[str]]:
+    """Verdicts vs the baselines, and vs previous/best read back from MLflow (when it can be reached)."""
+    from rlinf_bench.baselines import get_baselines
+    from rlinf_bench.stats.verdicts import apply_verdicts
+
+    baselines = get_baselines([b for b in request.baselines if b not in REFERENCE_BASELINES])
+    wants_history = any(b in REFERENCE_BASELINES for b in request.baselines)
+    history: list[CheckpointReport] = []
+    notes: list[str] = []
+    if wants_history and mlflow is not None:
+        from rlinf_tracking.mlflow_history import load_history
+
+        try:
+            history = load_history(mlflow(), experiment, training_experiment=report.experiment or None)
+        except TrackingUnavailableError as exc:
+            notes.append(f"verdicts vs previous/best missing: MLflow history unavailable ({exc})")
+    elif wants_history:
+        notes.append("verdicts vs previous/best missing: no MLflow tracking URI configured")
+    apply_verdicts(report, baselines, history)
+    return history, notes
+
+
+def aggregate(
+    inp: AggregateInput,
+    *,
+    storage: Storage,
+    mlflow: Callable[[], MlflowClient] | None = None,
+    experiment: str = "RLinf",
+) -> AggregateResult:
+    """Read every outcome's result, aggregate, decide verdicts, and store the report files."""
+    request = inp.request
+    outcomes = inp.flat()
+    eval_outcomes = [o for o in outcomes if o.kind == "eval"]
+    runs, failed = _load_eval_runs(request, eval_outcomes, storage)
+    probes, probe_failures = _load_probes([o for o in outcomes if o.kind == "probe"], storage)
+    if eval_outcomes and all(r.result.status == RunStatus.FAILED for r in runs):
+        raise AllRunsFailedError(
+            f"all {len(eval_outcomes)} eval runs of {request.checkpoint.uri} failed; no verdict is published. "
+            + "; ".join(failed)
+        )
+    if not runs:
+        raise AllRunsFailedError(f"the request for {request.checkpoint.uri} produced no eval run to report on")
+    from rlinf_bench.reporting.infra import infra_checks
+
+    report = aggregate_checkpoint(runs, runs_expected=request.runs)
+    report.request_id = request.request_id
+    report.probes = probes
+    report.infra = infra_checks(probes)
+    history, notes = _apply_verdicts(report, request, mlflow, experiment)
+    report_uri = _store_report(report, history, request, inp.result_root, storage)
+    return AggregateResult(
+        request=request,
+        execution=inp.execution,
+        result_root=inp.result_root,
+        report_uri=report_uri,
+        headline=headline(report),
+        complete=report.complete,
+        failed_runs=failed + probe_failures,
+        notes=notes,
+    )
+
+
+def _store_report(
+    report: CheckpointReport,
+    history: Sequence[CheckpointReport],
+    request: EvalRequest,
+    root: str,
+    storage: Storage,
+) -> str:
+    """Write the report JSON, markdown and plot under the results prefix; returns the JSON's URI."""
+    from rlinf_bench.baselines import get_baselines
+    from rlinf_tracking.mlflow_publish import write_local_artifacts
+
+    prefix = report_prefix(root)
+    report.links["results"] = root
+    baselines = get_baselines([b for b in request.baselines if b not in REFERENCE_BASELINES])
+    from rlinf_bench.reporting.site import upload_site  # issue 14: the browsable site, linked from MLflow/Slack
+
+    report.links["report_site"] = upload_site(report, history, join(prefix, "site"), storage, baselines=baselines)
+    with tempfile.TemporaryDirectory(prefix="rlinf-bench-report-") as tmp:
+        files = write_local_artifacts(report, Path(tmp), history=history, baselines=baselines)
+        report.links["report_json"] = join(prefix, files.report_json.name)
+        report.save(files.report_json)
+        for path in (files.report_json, files.markdown, files.plot_png):
+            storage.write_bytes(join(prefix, path.name), path.read_bytes())
+    return report.links["report_json"]

@@ -1,0 +1,84 @@
+"""The publish state: the stored report -> an MLflow parent run (+ one child per eval run) and one SNS message.
+
+MLflow comes first, through bounded retries. If it stays unreachable the SNS message still goes out
+and says "MLflow publish failed: ..." at its top: the report is in the results store either way, so
+nothing is lost. Only a failed SNS publish fails the state (and the execution's failure branch then
+tries SNS once more with the failure notice).
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.contracts.workflow import AggregateResult, PublishResult
+from rlinf_bench.reporting.messages import Notification, sns_message, summary_notification
+from rlinf_bench.storage import Storage
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
+log = logging.getLogger(__name__)
+
+__all__ = ["publish", "publish_to_mlflow", "send"]
+
+
+def publish_to_mlflow(
+    report: CheckpointReport, report_uri: str, *, client: MlflowClient, experiment: str, storage: Storage
+) -> str:
+    """Publish the stored report files as they are (no second rendering); returns the parent run id."""
+    from rlinf_tracking.mlflow_publish import LocalArtifacts, MlflowPublisher
+
+    prefix = report_uri.rsplit("/", 1)[0]
+    with tempfile.TemporaryDirectory(prefix="rlinf-bench-publish-") as tmp:
+        paths = {}
+        for name in ("checkpoint_report.json", "report.md", "sr_vs_step.png"):
+            paths[name] = Path(tmp) / name
+            paths[name].write_bytes(storage.read_bytes(f"{prefix}/{name}"))
+        artifacts = LocalArtifacts(paths["checkpoint_report.json"], paths["report.md"], paths["sr_vs_step.png"])
+        return MlflowPublisher(client, experiment=experiment).publish(report, artifacts)
+
+
+def send(note: Notification, *, sns: Any, topic_arn: str) -> str:
+    """Publish one notification to the results topic; returns the SNS message id."""
+    response = sns.publish(TopicArn=topic_arn, **sns_message(note))
+    return str(response.get("MessageId", ""))
+
+
+def publish(
+    inp: AggregateResult,
+    *,
+    storage: Storage,
+    sns: Any,
+    topic_arn: str,
+    mlflow: Callable[[], MlflowClient] | None = None,
+    experiment: str = "RLinf",
+) -> PublishResult:
+    """MLflow (when configured), then the one summary message; MLflow failures are reported, not raised."""
+    report = CheckpointReport.read(inp.report_uri, storage=storage)
+    run_id: str | None = None
+    mlflow_error = ""
+    if mlflow is None:
+        mlflow_error = "no MLflow tracking URI configured (set MLFLOW_TRACKING_URI)"
+    else:
+        try:
+            run_id = publish_to_mlflow(report, inp.report_uri, client=mlflow(), experiment=experiment, storage=storage)
+        except Exception as exc:  # any MLflow failure must still let the email and Slack message out
+            log.exception("MLflow publish failed")
+            mlflow_error = f"{type(exc).__name__}: {exc}"
+    if run_id:
+        report.links["mlflow_run"] = run_id
+        storage.write_text(inp.report_uri, report.to_json())
+    note = summary_notification(report, failed_runs=inp.failed_runs, notes=inp.notes, mlflow_error=mlflow_error)
+    message_id = send(note, sns=sns, topic_arn=topic_arn)
+    return PublishResult(
+        report_uri=inp.report_uri,
+        mlflow_run_id=run_id,
+        mlflow_error=mlflow_error,
+        message_id=message_id,
+        email_subject=note.subject,
+    )

@@ -1,0 +1,159 @@
+"""``rlinf-bench compare``: aggregate the RunResults of one checkpoint and print verdicts."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import TYPE_CHECKING
+
+from rlinf_cli.help_format import ExampleFormatter
+
+log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from rlinf_bench.contracts import CheckpointReport, ProbeResult
+    from rlinf_bench.stats.verdicts import VerdictConfig
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="aggregate RunResult files of one checkpoint; verdicts vs baselines and a previous checkpoint",
+        description=(
+            "Aggregate the runs of one checkpoint (mean, std, clustered and Wilson 95%% intervals per suite) and "
+            "compare with published baselines and/or a previous checkpoint. See docs/statistics.md."
+        ),
+        epilog="example: rlinf-bench compare out/run*.json --baseline libero/openvla-oft-rlinf --previous prev/run*.json",
+        formatter_class=ExampleFormatter,
+    )
+    p.add_argument("results", nargs="+", metavar="RESULT.json", help="RunResult files of one checkpoint")
+    p.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="baseline name (repeatable), e.g. libero/openvla-oft-rlinf",
+    )
+    p.add_argument(
+        "--previous", nargs="+", default=[], metavar="RESULT.json", help="RunResult files of the previous checkpoint"
+    )
+    p.add_argument(
+        "--probe", nargs="+", default=[], metavar="PROBE.json", help="ProbeResult files for the infrastructure checks"
+    )
+    p.add_argument("--runs", type=int, default=3, help="runs expected per suite (default 3); fewer gives 'incomplete'")
+    p.add_argument(
+        "--tolerance", type=float, default=0.02, help="vs baselines, as a fraction (default 0.02 = 2 points)"
+    )
+    p.add_argument("--tolerance-previous", type=float, default=0.0, help="vs the previous checkpoint (default 0)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the one-sided tests (default 0.05)")
+    p.add_argument("--json", action="store_true", help="print the CheckpointReport as JSON instead of tables")
+    p.add_argument("--strict", action="store_true", help="exit 1 when any verdict is below or incomplete")
+    p.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="adaptive budget: the runs given are rounds of a group-sequential design (O'Brien-Fleming alpha "
+        "spending, up to 6 rounds); verdicts use its boundaries and each suite says stop or continue "
+        "(docs/statistics.md). Any number of complete runs is accepted",
+    )
+    pub = p.add_argument_group("publishing (previous/best then come from MLflow)")
+    pub.add_argument("--publish", action="store_true", help="publish the report to MLflow (parent + child runs)")
+    pub.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
+    pub.add_argument("--experiment", default="RLinf", help="MLflow experiment (default: RLinf)")
+    pub.add_argument("--out", default=None, help="folder for the report files (default: ./reports/<request id>)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlinf_bench.baselines import get_baselines
+    from rlinf_bench.errors import ConfigError, ResultsMismatchError
+    from rlinf_bench.reporting.infra import infra_checks
+    from rlinf_bench.stats.aggregate import aggregate_checkpoint, load_runs
+    from rlinf_bench.stats.verdicts import VerdictConfig, apply_verdicts
+
+    if args.runs < 1:
+        raise ConfigError(f"--runs must be >= 1, got {args.runs}")
+    try:
+        cfg = VerdictConfig(tolerance=args.tolerance, tolerance_previous=args.tolerance_previous, alpha=args.alpha)
+    except ValueError as exc:
+        raise ConfigError(f"--tolerance/--tolerance-previous/--alpha: {exc}") from exc
+    baselines = get_baselines(args.baseline)  # unknown names fail before any file is read
+    if args.adaptive and args.publish:
+        raise ConfigError("--adaptive is not yet available with --publish: compare, then publish the fixed protocol")
+    if args.publish:
+        report = _publish(args, cfg)
+        return _finish(args, report)
+    report = aggregate_checkpoint(load_runs(args.results), runs_expected=1 if args.adaptive else args.runs)
+    previous = None
+    if args.previous:
+        previous = aggregate_checkpoint(load_runs(args.previous), runs_expected=args.runs)
+        if previous.checkpoint_uri and previous.checkpoint_uri == report.checkpoint_uri:
+            raise ResultsMismatchError(
+                f"--previous files ({', '.join(args.previous)}) are from the same checkpoint as the results "
+                f"({report.checkpoint_uri}); pass the previous checkpoint's RunResults"
+            )
+        shared = {s.suite for s in report.suites} & {s.suite for s in previous.suites}
+        if not shared:
+            raise ResultsMismatchError(
+                f"--previous files ({', '.join(args.previous)}) cover suites {sorted(s.suite for s in previous.suites)} "
+                f"but the results ({', '.join(args.results)}) cover {sorted(s.suite for s in report.suites)}; "
+                "nothing to compare"
+            )
+    report.probes = _load_probes(args.probe)
+    report.infra = infra_checks(report.probes)
+    apply_verdicts(report, baselines, cfg=cfg, previous_report=previous)
+    if args.adaptive:
+        from rlinf_bench.stats.adaptive import AdaptiveDesign
+        from rlinf_bench.stats.sequential import apply_adaptive
+
+        apply_adaptive(report, AdaptiveDesign(alpha=args.alpha))
+    return _finish(args, report)
+
+
+def _load_probes(paths: list[str]) -> list[ProbeResult]:
+    from rlinf_bench.stats.aggregate import load_probes
+
+    return load_probes(paths)
+
+
+def _finish(args: argparse.Namespace, report: CheckpointReport) -> int:
+    from rlinf_bench.contracts import VerdictValue
+    from rlinf_bench.reporting.markdown import checkpoint_markdown
+
+    print(report.to_json() if args.json else checkpoint_markdown(report))
+    if args.strict and any(v.value in (VerdictValue.BELOW, VerdictValue.INCOMPLETE) for v in report.verdicts):
+        return 1
+    return 0
+
+
+def _publish(args: argparse.Namespace, cfg: VerdictConfig) -> CheckpointReport:
+    import os
+    from pathlib import Path
+
+    from rlinf_bench.errors import ConfigError
+    from rlinf_bench.stats.aggregate import load_runs
+
+    if args.previous:
+        raise ConfigError("--publish reads previous/best from MLflow: drop --previous")
+    uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+    if not uri:
+        raise ConfigError("--publish needs --tracking-uri URI (e.g. sqlite:///mlflow.db) or MLFLOW_TRACKING_URI")
+    runs = load_runs(args.results)
+    from mlflow.tracking import MlflowClient
+
+    from rlinf_tracking.summarize import summarize_and_publish
+
+    out = Path(args.out or Path("reports") / (runs[0].result.request_id or "checkpoint"))
+    report = summarize_and_publish(
+        runs,
+        client=MlflowClient(uri),
+        out_dir=out,
+        runs_expected=args.runs,
+        baseline_names=args.baseline,
+        experiment=args.experiment,
+        probes=_load_probes(args.probe),
+        cfg=cfg,
+    )
+    log.info(
+        "published: MLflow run %s in experiment %r; files in %s", report.links.get("mlflow_run"), args.experiment, out
+    )
+    return report

@@ -1,0 +1,141 @@
+"""Entry point of ``rlinf-bench``.
+
+Each subcommand lives in its own module and exposes ``register(subparsers)``; registration only
+builds argparse parsers, so heavy dependencies are imported when a command runs, not when the CLI
+starts. The core's commands are listed below. The Job packages (``eval_runner``: evaluate,
+serve-policy; ``infra_probes``: probe) add theirs through the ``rlinf_bench.commands`` entry-point
+group declared in pyproject.toml, so the core never imports them (``make lint`` checks this).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from rlinf_bench import __version__
+from rlinf_bench.errors import RlinfBenchError
+
+# Add a line here to add a core subcommand (another package: an entry point in COMMAND_GROUP).
+COMMAND_MODULES: list[str] = [
+    "rlinf_cli.schemas_command",  # schemas
+    "rlinf_cli.compare_command",  # compare
+    "rlinf_cli.report_command",  # report
+    "rlinf_cli.trigger_command",  # trigger
+    "rlinf_cli.backfill_command",  # backfill
+    "rlinf_cli.replay_events_command",  # replay-events
+    "rlinf_cli.render_jobs_command",  # render-jobs
+    "rlinf_cli.doctor_command",  # doctor
+]
+
+#: Entry-point group through which other installed packages add subcommands: ``name = "module:register"``.
+COMMAND_GROUP = "rlinf_bench.commands"
+
+#: Commands in the order a user meets them (demo, pipeline, evaluate, compare, report, probe, trigger,
+#: backfill, watch, status); any other registered command follows in registration order.
+FLOW_ORDER: tuple[str, ...] = (
+    "demo",
+    "pipeline",
+    "evaluate",
+    "compare",
+    "report",
+    "probe",
+    "trigger",
+    "backfill",
+    "watch",
+    "status",
+)
+
+DESCRIPTION = """\
+rlinf-bench evaluates RLinf checkpoints on LIBERO with real rollouts (3 runs x 50 trials per task,
+greedy), turns the runs into success rates with intervals and verdicts against baselines, publishes
+them to MLflow and reports, probes the training cluster (GPU, NCCL, storage, checkpoint I/O,
+throughput), and evaluates every new checkpoint automatically on AWS/Kubernetes."""
+
+EPILOG = """\
+a first session:
+  rlinf-bench doctor                                        # is this machine ready? (fix for each problem)
+  rlinf-bench evaluate --checkpoint runs/exp/checkpoints/global_step_400 --suite libero_spatial
+  rlinf-bench compare results/*/libero_spatial/run*.json --baseline libero/openvla-oft-rlinf
+  rlinf-bench report --tracking-uri sqlite:///mlflow.db --out report/
+
+`rlinf-bench COMMAND --help` shows a command's options and an example."""
+
+log = logging.getLogger("rlinf_bench")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rlinf-bench",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"rlinf-bench {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    for register in plugin_commands():
+        register(sub)
+    # argparse lists commands in the order they were added; reorder the listing, not the discovery.
+    sub._choices_actions.sort(key=lambda action: flow_rank(action.dest))
+    return parser
+
+
+def plugin_commands(group: str = COMMAND_GROUP) -> list[Callable[[Any], None]]:
+    """The ``register`` functions of the commands other packages declare in ``group``, sorted by name.
+
+    A command whose package cannot be imported (an extra not installed) is left out with a warning, so
+    the other commands still work; ``pip install -e .`` after changing the entry points refreshes them.
+    """
+    found: list[Callable[[Any], None]] = []
+    for entry in sorted(entry_points(group=group), key=lambda e: e.name):
+        register = _load(entry)
+        if register is not None:
+            found.append(register)
+    return found
+
+
+def _load(entry: EntryPoint) -> Callable[[Any], None] | None:
+    try:
+        register = entry.load()
+    except ImportError as exc:
+        log.warning("rlinf-bench %s is unavailable: %s cannot be imported (%s)", entry.name, entry.value, exc)
+        return None
+    if not callable(register):
+        log.warning("rlinf-bench %s: entry point %s is not a register(subparsers) function", entry.name, entry.value)
+        return None
+    return register
+
+
+def flow_rank(command: str) -> int:
+    """Position of ``command`` in --help: the flow's commands first, the rest after them."""
+    return FLOW_ORDER.index(command) if command in FLOW_ORDER else len(FLOW_ORDER)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        rc = args.func(args)
+    except RlinfBenchError as exc:
+        # Errors we raise on purpose already name the input and the fix: no traceback.
+        print(f"rlinf-bench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"rlinf-bench {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return int(rc or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""From an :class:`EvalRequest` to the Jobs that execute it: one per (suite, run) and one per probe.
+
+Everything here is validated before any API call: unknown suites or probes, a missing image, bad
+resources and names Kubernetes would reject all raise :class:`JobSpecError` (or the suite registry's
+:class:`UnknownSuiteError`) naming the field and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from kubernetes import client as k8s
+
+from rlinf_bench.contracts import EvalRequest, EvalRun, ProbeName, ProbeSpec
+from rlinf_bench.errors import ConfigError, JobSpecError
+from rlinf_bench.robotwin import is_robotwin_suite
+from rlinf_k8s.dns_names import eval_job_name, probe_job_name, sanitize_label_value
+from rlinf_k8s.jobspec import RDZV_PORT, ContainerResources, JobSpec, escape_var_refs, to_manifest
+
+__all__ = [
+    "LABEL_PREFIX",
+    "PROBES",
+    "REQUEST_ID_ANNOTATION",
+    "JobBundle",
+    "eval_job",
+    "jobs_for_request",
+    "probe_job",
+    "validate_request",
+]
+
+PROBES = tuple(ProbeName)
+# Exit codes after which a retry cannot help, so the Job fails at once (podFailurePolicy FailJob):
+# eval_runner exits 2 for bad input or a failed run (it retries transient errors itself);
+# infra_probes exits 1 (verdict fail) and 3 (not_available) after writing its ProbeResult.
+EVAL_FAIL_FAST_EXIT_CODES = (2,)
+PROBE_FAIL_FAST_EXIT_CODES = (1, 3)
+# Probes that measure the shared file system by writing to it: they get the FSx volume read-write.
+WRITING_PROBES = frozenset({ProbeName.STORAGE, ProbeName.CHECKPOINT_IO})
+LABEL_PREFIX = "rlinf-bench"
+REQUEST_ID_ANNOTATION = f"{LABEL_PREFIX}/request-id"
+CHECKPOINT_ANNOTATION = f"{LABEL_PREFIX}/checkpoint-uri"
+# Environment every container gets. EGL renders headless on the GPU; NVIDIA's container runtime only
+# mounts the EGL/GL driver libraries when "graphics" is among the driver capabilities.
+BASE_ENV: dict[str, str] = {
+    "MUJOCO_GL": "egl",
+    "PYOPENGL_PLATFORM": "egl",
+    "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics",
+    "PYTHONUNBUFFERED": "1",
+}
+
+
+@dataclass(frozen=True)
+class JobBundle:
+    """Everything one logical Job needs on the cluster: the Job, plus a headless Service for Indexed Jobs."""
+
+    kind: Literal["eval", "probe"]
+    name: str
+    namespace: str
+    job: k8s.V1Job
+    service: k8s.V1Service | None = None
+
+    def manifests(self) -> list[dict[str, Any]]:
+        """Plain dicts in apply order (Service first, so rank 0's DNS name exists when the pods start)."""
+        objs: list[Any] = [self.service, self.job] if self.service is not None else [self.job]
+        return [to_manifest(o) for o in objs]
+
+
+def _check_suite(name: str, tasks: list[int] | None) -> None:
+    from rlinf_bench.suites import get_suite, resolve_task_ids
+
+    suite = get_suite(name)  # raises UnknownSuiteError listing the valid suites
+    try:
+        resolve_task_ids(suite, tasks)
+    except ConfigError as exc:
+        raise JobSpecError(f"suites[{name}].tasks: {exc}") from exc
+
+
+def _check_probe(probe: ProbeSpec) -> None:
+    if probe.name not in PROBES:
+        raise JobSpecError(f"unknown probe {probe.name!r}; valid probes: {', '.join(PROBES)}")
+    if probe.nodes > 1 and probe.name != ProbeName.NCCL:
+        raise JobSpecError(f"probe {probe.name!r} runs on one node; only 'nccl' takes nodes > 1 (got {probe.nodes})")
+
+
+def validate_request(request: EvalRequest) -> None:
+    """Raise a clear error for anything in ``request`` that would make a Job fail or be rejected."""
+    if any(not is_robotwin_suite(s.name) for s in request.suites) and not request.image.strip():
+        raise JobSpecError(
+            "the request has suites but no `image`: set it to the eval image (see docker/Dockerfile.eval)"
+        )
+    if any(is_robotwin_suite(s.name) for s in request.suites) and not request.robotwin_image.strip():
+        raise JobSpecError(
+            "the request has RoboTwin suites but no `robotwin_image`: set it to the RoboTwin eval image "
+            "(see docker/Dockerfile.eval-robotwin)"
+        )
+    if request.probes and not request.probe_image.strip():
+        raise JobSpecError("the request has probes but no `probe_image`: set it (see docker/Dockerfile.probe)")
+    for suite in request.suites:
+        _check_suite(suite.name, suite.tasks)
+    seen: set[str] = set()
+    for probe in request.probes:
+        _check_probe(probe)
+        if probe.name in seen:
+            raise JobSpecError(f"probe {probe.name!r} is listed twice; each probe runs once per request")
+        seen.add(probe.name)
+
+
+def _labels(request: EvalRequest, kind: str, **extra: str) -> dict[str, str]:
+    labels = {
+        "app": "rlinf-bench",
+        "app.kubernetes.io/name": "rlinf-bench",
+        "app.kubernetes.io/component": kind,
+        f"{LABEL_PREFIX}/experiment": sanitize_label_value(request.checkpoint.experiment),
+        f"{LABEL_PREFIX}/global-step": str(request.checkpoint.global_step),
+        f"{LABEL_PREFIX}/request": sanitize_label_value(request.request_id),
+    }
+    labels.update({f"{LABEL_PREFIX}/{k}": sanitize_label_value(v) for k, v in extra.items()})
+    return labels
+
+
+def _annotations(request: EvalRequest) -> dict[str, str]:
+    # Annotations keep the exact values (label values may have been shortened or sanitized).
+    return {REQUEST_ID_ANNOTATION: request.request_id, CHECKPOINT_ANNOTATION: request.checkpoint.uri}
+
+
+def _env(request: EvalRequest, name: str, extra_env: Mapping[str, str] | None) -> dict[str, str]:
+    env = dict(BASE_ENV)
+    env["RLINF_BENCH_REQUEST_ID"] = request.request_id
+    env["RLINF_BENCH_JOB_NAME"] = name
+    # Escaped like argv: Kubernetes expands $(VAR) in env values too, and these values are not ours.
+    env.update({k: escape_var_refs(v) for k, v in request.kubernetes.env.items()})
+    env.update({k: escape_var_refs(v) for k, v in (extra_env or {}).items()})
+    return env
+
+
+def eval_job(
+    request: EvalRequest,
+    run: EvalRun,
+    *,
+    extra_env: Mapping[str, str] | None = None,
+    name_base: str | None = None,
+) -> JobBundle:
+    """The Job of one evaluation run: ``python -m eval_runner --request <EvalRun JSON> [--out URI --resume]``.
+
+    ``name_base`` (default: the request id) is what the Job is named after; the workflow passes the
+    execution name, so a re-run attempt gets Jobs of its own.
+    """
+    _check_suite(run.suite, run.task_ids)
+    name = eval_job_name(name_base or run.request_id, run.suite, run.run_index)
+    command = ["python", "-m", "eval_runner", "--request", escape_var_refs(run.to_json(indent=None))]
+    if run.output_uri:
+        # A pod that is retried (eviction, node loss) keeps the episodes its predecessor finished,
+        # and a re-submitted Job whose result is already complete does no work again.
+        command += ["--out", escape_var_refs(run.output_uri), "--resume"]
+    res = request.resources
+    spec = JobSpec(
+        name=name,
+        namespace=request.kubernetes.namespace,
+        image=request.robotwin_image if is_robotwin_suite(run.suite) else request.image,
+        command=command,
+        resources=ContainerResources(cpu=res.cpu, memory=res.memory, gpu=res.gpu, gpu_key=res.gpu_resource_key),
+        settings=request.kubernetes,
+        deadline_s=request.kubernetes.eval_deadline_s,
+        labels=_labels(request, "eval", suite=run.suite, run=str(run.run_index)),
+        annotations=_annotations(request),
+        env=_env(request, name, extra_env),
+        container_name="eval",
+        fail_fast_exit_codes=EVAL_FAIL_FAST_EXIT_CODES,
+    )
+    return JobBundle(kind="eval", name=name, namespace=spec.namespace, job=spec.build())
+
+
+def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str, out_uri: str | None = None) -> list[str]:
+    tail = ["infra_probes", probe.name, "--json"]
+    if not out_uri and request.output_prefix:
+        out_uri = f"{request.output_prefix.rstrip('/')}/{request.request_id}/probes/{probe.name}.json"
+    if out_uri:
+        tail += ["--out", escape_var_refs(out_uri)]
+    tail += [escape_var_refs(a) for a in probe.args]
+    if probe.name == ProbeName.NCCL and probe.nodes > 1:
+        # Fail (not measure a partial world) when a node never joins.
+        world = probe.nodes * max(probe.gpus_per_node, 1)
+        if not any(a.startswith("--expected-world-size") for a in probe.args):
+            tail += [f"--expected-world-size={world}"]
+        if not any(a.startswith("--nodes") for a in probe.args):
+            tail += [f"--nodes={probe.nodes}"]
+        # Static rendezvous: rank 0 (index 0 of the Indexed Job) hosts the store at a stable DNS name.
+        # $(JOB_COMPLETION_INDEX) is expanded by Kubernetes from the env var the Job controller sets.
+        return [
+            "torchrun",
+            f"--nnodes={probe.nodes}",
+            f"--nproc-per-node={max(probe.gpus_per_node, 1)}",
+            "--node-rank=$(JOB_COMPLETION_INDEX)",
+            "--rdzv-backend=static",
+            f"--rdzv-endpoint={name}-0.{name}:{RDZV_PORT}",
+            "-m",
+            *tail,
+        ]
+    if probe.name == ProbeName.NCCL and probe.gpus_per_node > 1:
+        return ["torchrun", "--standalone", f"--nproc-per-node={probe.gpus_per_node}", "-m", *tail]
+    return ["python", "-m", *tail]
+
+
+def probe_job(
+    request: EvalRequest,
+    probe: ProbeSpec,
+    *,
+    extra_env: Mapping[str, str] | None = None,
+    name_base: str | None = None,
+    out_uri: str | None = None,
+) -> JobBundle:
+    """The Job of one probe; the multi-node NCCL probe is an Indexed Job plus a headless Service.
+
+    ``out_uri`` is where the ProbeResult goes (default: under the request's output prefix).
+    """
+    _check_probe(probe)
+    name = probe_job_name(name_base or request.request_id, probe.name, probe.nodes)
+    res = request.resources
+    spec = JobSpec(
+        name=name,
+        namespace=request.kubernetes.namespace,
+        image=request.probe_image,
+        command=_probe_command(request, probe, name, out_uri),
+        resources=ContainerResources(
+            cpu=res.cpu, memory=res.memory, gpu=probe.gpus_per_node, gpu_key=res.gpu_resource_key
+        ),
+        settings=request.kubernetes,
+        deadline_s=request.kubernetes.probe_deadline_s,
+        labels=_labels(request, "probe", probe=probe.name),
+        annotations=_annotations(request),
+        env=_env(request, name, extra_env),
+        container_name="probe",
+        completions=probe.nodes,
+        headless_service=probe.nodes > 1,
+        checkpoint_read_only=probe.name not in WRITING_PROBES,
+        fail_fast_exit_codes=PROBE_FAIL_FAST_EXIT_CODES,
+    )
+    return JobBundle(kind="probe", name=name, namespace=spec.namespace, job=spec.build(), service=spec.build_service())
+
+
+def jobs_for_request(request: EvalRequest, *, extra_env: Mapping[str, str] | None = None) -> list[JobBundle]:
+    """Every Job of ``request`` (eval runs first, then probes), validated as a whole before any is built."""
+    validate_request(request)
+    bundles = [eval_job(request, run, extra_env=extra_env) for run in request.expand()]
+    bundles += [probe_job(request, probe, extra_env=extra_env) for probe in request.probes]
+    names = [b.name for b in bundles]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise JobSpecError(f"two Jobs of the request would share the name(s) {dupes}; list each suite once")
+    return bundles

@@ -1,0 +1,252 @@
+"""Replay recorded S3 events through the real router against an in-process moto account.
+
+Each event's object is first materialized in the local bucket (key and size), so the completeness
+checks see what production saw at that moment; then the event goes into the intake queue and the
+poller hands it to the same handler Lambda runs. Deferred records come back the way SQS would
+return them. Time is virtual: when the only thing left is waiting for the quiet period, the clock
+jumps forward instead of sleeping. The replay ends when only checkpoints that can never complete
+remain; those are reported as ``pending``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from rlinf_aws.router_lambda import build_router, make_handler
+from rlinf_bench.checkpoints.keys import check_key_text
+from rlinf_bench.errors import ConfigError, InvalidEventError
+from rlinf_bench.intake.config import IntakeConfig
+from rlinf_bench.intake.events import parse_document
+from rlinf_bench.intake.router import Outcome, RecordResult
+from rlinf_local.intake_resources import create_bucket, create_intake_stack, read_dead_letters
+from rlinf_local.sqs_poller import SqsPoller
+
+REGION = "us-east-1"
+#: Bodies are capped: completeness only distinguishes empty from non-empty files, and a recorded
+#: 15 GB full_weights.pt must not be materialized in memory.
+MATERIALIZE_CAP_BYTES = 64 * 1024
+MAX_SETTLE_ROUNDS = 1000
+
+
+class VirtualClock:
+    """Wall time plus an offset that jumps over quiet periods."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += timedelta(seconds=seconds)
+
+
+#: What became of each object record read, in the order the summary prints them.
+FINAL_OUTCOMES = ("started", "duplicate", "pending", "dead", "ignored")
+
+
+@dataclass
+class ReplayReport:
+    executions: list[dict[str, Any]] = field(default_factory=list)
+    dead_letters: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    events: int = 0
+    #: Object records in the events (a classic S3 notification can carry several; an unreadable line is one).
+    records: int = 0
+    #: Final outcome of every record; the values add up to ``records``.
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINAL_OUTCOMES, 0))
+    #: Why records were ignored (outside the roots, directory markers, not a layout's last file...).
+    ignored_reasons: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "executions": self.executions,
+            "dead_letters": self.dead_letters,
+            "pending": self.pending,
+            "summary": {
+                "events": self.events,
+                "records": self.records,
+                **self.counts,
+                "ignored_reasons": self.ignored_reasons,
+            },
+        }
+
+
+class _Tally:
+    """Follows every record from its first decision to its last, so the summary accounts for each one."""
+
+    def __init__(self) -> None:
+        self.final: list[str | None] = []  # None: deferred, not decided yet
+        self.waiting: dict[str, list[int]] = {}
+        self.ignored: Counter[str] = Counter()
+
+    def first(self, results: list[RecordResult]) -> None:
+        if not results:  # the message failed before the router decided: it stays undecided
+            self.final.append(None)
+        for r in results:
+            if r.outcome is Outcome.DEFERRED:
+                self.waiting.setdefault(r.key, []).append(len(self.final))
+                self.final.append(None)
+            else:
+                self.final.append(self._name(r))
+
+    def later(self, results: list[RecordResult]) -> None:
+        """Redelivered records: a decision other than deferred settles one waiting record of that key."""
+        for r in results:
+            slots = self.waiting.get(r.key)
+            if r.outcome is not Outcome.DEFERRED and slots:
+                self.final[slots.pop(0)] = self._name(r)
+
+    def _name(self, r: RecordResult) -> str:
+        if r.outcome in (Outcome.IGNORED, Outcome.FILTERED):
+            self.ignored[r.reason] += 1
+            return "ignored"
+        return {Outcome.DEAD_LETTERED: "dead"}.get(r.outcome, r.outcome.value)
+
+    def fill(self, report: ReplayReport, redriven: int) -> None:
+        """Undecided records are pending, except those SQS itself moved to the DLQ (maxReceiveCount)."""
+        counts = dict.fromkeys(FINAL_OUTCOMES, 0)
+        for outcome in self.final:
+            if outcome is None and redriven > 0:
+                outcome, redriven = "dead", redriven - 1
+            counts[outcome or "pending"] += 1
+        report.records = len(self.final)
+        report.counts = counts
+        report.ignored_reasons = dict(self.ignored.most_common())
+
+
+class _Recorder:
+    """Keeps the router's results of the current delivery round."""
+
+    def __init__(self) -> None:
+        self.round: list[RecordResult] = []
+
+    def __call__(self, result: RecordResult) -> None:
+        self.round.append(result)
+
+    def take(self) -> list[RecordResult]:
+        out, self.round = self.round, []
+        return out
+
+
+def _materialize(s3: Any, buckets: set[str], doc: Any) -> None:
+    """Put the object(s) an event announces into the local bucket; unusable events are left to the router."""
+    try:
+        events = parse_document(doc)
+    except InvalidEventError:
+        return
+    for event in events:
+        try:
+            check_key_text(event.key)
+        except InvalidEventError:
+            continue  # the router dead-letters it; S3 would store it, but nothing may read it back
+        if event.bucket not in buckets:
+            try:
+                create_bucket(s3, event.bucket, REGION, eventbridge=False)
+            except Exception as exc:  # botocore's ClientError; S3 refuses the name
+                raise ConfigError(
+                    f"event for bucket {event.bucket!r}: the bucket cannot be created locally ({exc}); "
+                    "recorded S3 events always name valid buckets, so fix or drop that line"
+                ) from exc
+            buckets.add(event.bucket)
+        size = 0 if event.key.endswith("/") else event.size if event.size is not None else 1
+        s3.put_object(Bucket=event.bucket, Key=event.key, Body=b"\0" * min(size, MATERIALIZE_CAP_BYTES))
+
+
+def _settle(
+    poller: SqsPoller, recorder: _Recorder, clock: VirtualClock, quiet_s: float, tally: _Tally
+) -> list[RecordResult]:
+    """Redeliver deferred records until they start or can only wait for files that never come."""
+    deferred: list[RecordResult] = []
+    for _ in range(MAX_SETTLE_ROUNDS):
+        if not poller.in_flight:
+            return []
+        poller.release()
+        poller.drain()
+        results = recorder.take()
+        tally.later(results)
+        if not results:
+            return []  # the records failed before the router decided (an AWS error): nothing to report as pending
+        deferred = [r for r in results if r.outcome is Outcome.DEFERRED]
+        if any(r.waiting_for_quiet for r in deferred):
+            clock.advance(quiet_s + 1)
+            continue
+        if not deferred:
+            continue
+        if not any(r.outcome in (Outcome.STARTED, Outcome.DUPLICATE) for r in results):
+            return deferred  # nothing moved: these wait for files that are not in the recording
+    return deferred
+
+
+def replay_events(lines: Iterable[str], *, config: IntakeConfig | None = None) -> ReplayReport:
+    """Run every line (one S3 event, EventBridge or classic shape) through the router in moto."""
+    try:
+        import boto3
+        from moto import mock_aws
+    except ImportError as exc:  # moto is a development dependency
+        raise ConfigError(
+            f"replay-events needs moto and boto3 ({exc}); install with pip install 'rlinf-bench[dev]'"
+        ) from exc
+
+    cfg = config or IntakeConfig()
+    session = boto3.session.Session(aws_access_key_id="replay", aws_secret_access_key="replay", region_name=REGION)
+    report = ReplayReport()
+    with mock_aws():
+        stack = create_intake_stack(session.client, region=REGION, eventbridge=False)
+        clock, recorder, tally = VirtualClock(), _Recorder(), _Tally()
+        handler = make_handler(
+            lambda: build_router(stack.settings(), session.client, clock=clock, observer=recorder, config=cfg)
+        )
+        sqs, s3 = session.client("sqs"), session.client("s3")
+        poller = SqsPoller(sqs, stack.queue_url, handler, region=REGION)
+        buckets = {stack.bucket}
+        for line in lines:
+            body = line.rstrip("\n")
+            if not body.strip():
+                continue
+            report.events += 1
+            # A line that is not JSON is delivered as is: the router dead-letters it with the parse error.
+            with contextlib.suppress(json.JSONDecodeError):
+                _materialize(s3, buckets, json.loads(body))
+            sqs.send_message(QueueUrl=stack.queue_url, MessageBody=body)
+            poller.drain()
+            tally.first(recorder.take())
+        pending = _settle(poller, recorder, clock, cfg.quiet_period_s, tally)
+        report.pending = _pending(pending)
+        report.executions = _executions(session.client("stepfunctions"), stack.state_machine_arn)
+        report.dead_letters = [
+            {"event": _decoded(d["body"]), "reason": d["reason"] or "moved by SQS redrive (maxReceiveCount)"}
+            for d in read_dead_letters(sqs, stack.dlq_url)
+        ]
+        tally.fill(report, redriven=sum(1 for d in report.dead_letters if d["reason"].startswith("moved by SQS")))
+    return report
+
+
+def _decoded(body: str) -> Any:
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError:
+        return body
+
+
+def _pending(deferred: list[RecordResult]) -> list[dict[str, Any]]:
+    by_root: dict[str, dict[str, Any]] = {}
+    for r in deferred:
+        if r.checkpoint is not None:
+            by_root[r.checkpoint.uri] = {"checkpoint": r.checkpoint.model_dump(mode="json"), "reason": r.reason}
+    return list(by_root.values())
+
+
+def _executions(sfn: Any, state_machine_arn: str) -> list[dict[str, Any]]:
+    out = []
+    for item in sfn.list_executions(stateMachineArn=state_machine_arn)["executions"]:
+        described = sfn.describe_execution(executionArn=item["executionArn"])
+        request = json.loads(described["input"])
+        out.append({"name": described["name"], "checkpoint": request["checkpoint"], "input": request})
+    return sorted(out, key=lambda e: (e["checkpoint"]["uri"], e["name"]))

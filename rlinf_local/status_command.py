@@ -1,0 +1,53 @@
+"""``rlinf-bench status``: evaluations with their state, runs done or failed, and the verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rlinf_bench.errors import ConfigError
+from rlinf_local.executions import ExecutionSummary, summarize_execution
+from rlinf_local.pipeline_command import STATE_FILE, StateFile
+
+__all__ = ["format_status", "local_status", "remote_status"]
+
+
+def local_status(out: Path) -> list[ExecutionSummary]:
+    """What DIR/state.json records (an embedded default's pipeline, demo or watch wrote it)."""
+    if not (out / STATE_FILE).is_file():
+        raise ConfigError(
+            f"{out} holds no {STATE_FILE}: give the --out folder of `rlinf-bench pipeline`, `demo` or `watch`"
+        )
+    return list(StateFile(out).state.executions)
+
+
+def remote_status(state_machine_arn: str, *, limit: int = 20, sfn: Any = None) -> list[ExecutionSummary]:
+    """The newest ``limit`` executions of a deployed state machine, each read from its history."""
+    if ":stateMachine:" not in state_machine_arn:
+        raise ConfigError(
+            f"--state-machine-arn {state_machine_arn!r} is not a state machine ARN "
+            "(arn:aws:states:REGION:ACCOUNT:stateMachine:NAME; the stack output EvaluationStateMachineArn)"
+        )
+    if sfn is None:
+        from rlinf_aws.clients import boto_client
+
+        sfn = boto_client("stepfunctions")
+    try:
+        found = sfn.list_executions(stateMachineArn=state_machine_arn, maxResults=limit)["executions"]
+    except Exception as exc:  # botocore's ClientError: missing machine, no credentials, wrong region
+        raise ConfigError(f"cannot list executions of {state_machine_arn}: {exc}") from exc
+    return [summarize_execution(sfn, e["executionArn"]) for e in found]
+
+
+def format_status(executions: list[ExecutionSummary]) -> str:
+    """A table: execution, state, runs done/failed, verdict; then what failed."""
+    if not executions:
+        return "no executions"
+    lines = [f"{'execution':<48} {'state':<11} {'runs ok/failed':>14}  verdict"]
+    for e in executions:
+        runs = f"{e.runs_done}/{e.runs_failed}"
+        lines.append(f"{e.name:<48} {e.status:<11} {runs:>14}  {e.verdict or '-'}")
+    for e in executions:
+        for f in e.failures:
+            lines.append(f"  {e.name}: {f.what}: {f.reason}")
+    return "\n".join(lines)
