@@ -11,17 +11,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from rlinf_bench.reporting.format import (
-    VERDICT_MARK,
-    checkpoint_title,
-    interval,
-    mde_text,
-    mean_std,
-    pct,
-    pvalue,
-    verdict_against,
-    verdict_note,
-)
+from rlinf_bench.reporting import format as fmt
 from rlinf_bench.stats.flips import flip_summary
 
 __all__ = ["environment", "render"]
@@ -38,15 +28,15 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals.update(
-        mark=VERDICT_MARK,
-        pct=pct,
-        interval=interval,
-        mean_std=mean_std,
-        pvalue=pvalue,
-        against=verdict_against,
-        note=verdict_note,
-        mde=mde_text,
-        ctitle=checkpoint_title,
+        mark=fmt.VERDICT_MARK,
+        pct=fmt.pct,
+        interval=fmt.interval,
+        mean_std=fmt.mean_std,
+        pvalue=fmt.pvalue,
+        against=fmt.verdict_against,
+        note=fmt.verdict_note,
+        mde=fmt.mde_text,
+        ctitle=fmt.checkpoint_title,
         flip_lines=flip_summary,
     )
     return env
