@@ -19,7 +19,7 @@ from typing import Any
 
 from eval_runner.policies.base import Policy
 from eval_runner.progress import Progress
-from eval_runner.protocol import render_spec, resolve_protocol, with_policy
+from eval_runner.episode_settings import render_spec, resolve_protocol, with_policy
 from eval_runner.result_writer import ResultWriter
 from eval_runner.results import ResultBuilder
 from eval_runner.rollout import Rollout
