@@ -6,55 +6,27 @@ works, silently, but competes with another Job's policy. NVIDIA's EGL reports ea
 ordinal (``EGL_CUDA_DEVICE_NV``), which lets us find the right EGL index and export it as
 ``MUJOCO_EGL_DEVICE_ID``. On a CPU box (Mesa) there is nothing to map.
 
-Only :mod:`ctypes` is used, so this runs before (and without) PyOpenGL or MuJoCo.
+The query itself (ctypes only, before and without PyOpenGL or MuJoCo) is rlinf_doctor/egl_query.py, which the
+doctor reads too.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import os
 
-log = logging.getLogger(__name__)
+from rlinf_doctor.egl_query import egl_devices
 
-EGL_CUDA_DEVICE_NV = 0x323A
-_MAX_DEVICES = 32
+log = logging.getLogger(__name__)
 
 
 def query_egl_cuda_ordinals() -> list[int | None] | None:
     """The CUDA ordinal of every EGL device, in EGL order (None for non-CUDA devices such as Mesa's).
 
-    Returns None when libEGL or the device-query extension is unavailable.
+    Returns None when libEGL cannot be loaded or lists no devices.
     """
-    name = ctypes.util.find_library("EGL") or "libEGL.so.1"
-    try:
-        egl = ctypes.CDLL(name)
-    except OSError:
-        return None
-    get_proc = egl.eglGetProcAddress
-    get_proc.restype = ctypes.c_void_p
-    get_proc.argtypes = [ctypes.c_char_p]
-    query_devices_ptr = get_proc(b"eglQueryDevicesEXT")
-    query_attrib_ptr = get_proc(b"eglQueryDeviceAttribEXT")
-    if not query_devices_ptr or not query_attrib_ptr:
-        return None
-    query_devices = ctypes.CFUNCTYPE(
-        ctypes.c_uint, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int)
-    )(query_devices_ptr)
-    query_attrib = ctypes.CFUNCTYPE(ctypes.c_uint, ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_ssize_t))(
-        query_attrib_ptr
-    )
-    devices = (ctypes.c_void_p * _MAX_DEVICES)()
-    count = ctypes.c_int(0)
-    if not query_devices(_MAX_DEVICES, devices, ctypes.byref(count)):
-        return None
-    out: list[int | None] = []
-    for i in range(count.value):
-        value = ctypes.c_ssize_t(-1)
-        ok = query_attrib(devices[i], EGL_CUDA_DEVICE_NV, ctypes.byref(value))
-        out.append(int(value.value) if ok else None)
-    return out
+    found = egl_devices()
+    return found[1] or None if found is not None else None
 
 
 def egl_index_for_cuda(cuda_ordinal: int, egl_cuda_ordinals: list[int | None]) -> int | None:
