@@ -27,6 +27,8 @@ __all__ = [
     "StorageError",
     "TrackingUnavailableError",
     "UnknownBaselineError",
+    "UnknownNameError",
+    "UnknownPolicyError",
     "UnknownSuiteError",
     "WorkerCrashError",
 ]
@@ -44,8 +46,40 @@ class ContractError(RlinfBenchError):
     """A JSON document does not match its contract (wrong schema_version, missing fields...)."""
 
 
-class UnknownSuiteError(ConfigError):
-    """A benchmark suite name that the registry does not know."""
+class UnknownNameError(ConfigError):
+    """A name that a :class:`rlinf_bench.registry.Registry` does not know; the message lists the valid names.
+
+    ``kind`` says what was looked up (suite, protocol, baseline...), ``name`` what was asked for,
+    ``valid`` the known names and ``suggestion`` the closest one (None when none is close).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "",
+        name: str = "",
+        valid: tuple[str, ...] = (),
+        suggestion: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
+        self.valid = valid
+        self.suggestion = suggestion
+
+    def __reduce__(self) -> tuple[object, ...]:  # keyword-only fields survive pickling (worker processes)
+        return (_rebuild_unknown, (type(self), str(self), self.kind, self.name, self.valid, self.suggestion))
+
+
+def _rebuild_unknown(
+    cls: type[UnknownNameError], message: str, kind: str, name: str, valid: tuple[str, ...], suggestion: str | None
+) -> UnknownNameError:
+    return cls(message, kind=kind, name=name, valid=valid, suggestion=suggestion)
+
+
+class UnknownSuiteError(UnknownNameError):
+    """A benchmark suite (or RoboTwin task) name that the registry does not know."""
 
 
 class CheckpointError(RlinfBenchError):
@@ -76,6 +110,10 @@ class PolicyError(RlinfBenchError):
     """A policy spec cannot be loaded or a policy returned a malformed action batch."""
 
 
+class UnknownPolicyError(UnknownNameError, PolicyError):
+    """A policy scheme, builtin policy or adapter name that the policy registry does not know."""
+
+
 class PolicyServerUnreachableError(PolicyError):
     """A remote policy server did not answer after bounded retries."""
 
@@ -84,7 +122,7 @@ class WorkerCrashError(RlinfBenchError):
     """An environment worker kept crashing on the same episode beyond the retry budget."""
 
 
-class UnknownBaselineError(ConfigError):
+class UnknownBaselineError(UnknownNameError):
     """A baseline (or infrastructure probe) name that the baselines registry does not know."""
 
 
