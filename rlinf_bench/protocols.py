@@ -17,12 +17,12 @@ Sources (docs/evaluation.md, "How our numbers compare", gives file and line):
 
 from __future__ import annotations
 
-import difflib
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlinf_bench.errors import ConfigError
+from rlinf_bench.registry import Registry
 
 __all__ = [
     "DEFAULT_PROTOCOL",
@@ -70,52 +70,46 @@ class ProtocolProfile(BaseModel):
             ) from None
 
 
-PROFILES: dict[str, ProtocolProfile] = {
-    p.name: p
-    for p in (
-        ProtocolProfile(
-            name="oft",
-            max_steps={
-                "libero_spatial": 220,
-                "libero_object": 280,
-                "libero_goal": 300,
-                "libero_10": 520,
-                "libero_90": 400,
-            },
-            settle_steps=10,
-            settle_gripper=-1.0,
-            resolution=256,
-            decoding=GREEDY,
-            source="OpenVLA-OFT experiments/robot/libero/run_libero_eval.py (TASK_MAX_STEPS, num_steps_wait, env_img_res)",
-        ),
-        ProtocolProfile(
-            name="rlinf",
-            max_steps={
-                "libero_spatial": 512,
-                "libero_object": 512,
-                "libero_goal": 512,
-                "libero_10": 520,
-                "libero_90": 512,
-            },
-            settle_steps=15,
-            settle_gripper=0.0,
-            resolution=256,
-            decoding=sampling(1.6),
-            source="RLinf v0.3 evaluations/libero/*_openvlaoft_eval.yaml and "
-            "examples/embodiment/config/libero_*_grpo_openvlaoft.yaml; rlinf/envs/libero/libero_env.py reset()",
-        ),
-    )
-}
+PROFILES: Registry[ProtocolProfile] = Registry("protocol")
+for _profile in (
+    ProtocolProfile(
+        name="oft",
+        max_steps={
+            "libero_spatial": 220,
+            "libero_object": 280,
+            "libero_goal": 300,
+            "libero_10": 520,
+            "libero_90": 400,
+        },
+        settle_steps=10,
+        settle_gripper=-1.0,
+        resolution=256,
+        decoding=GREEDY,
+        source="OpenVLA-OFT experiments/robot/libero/run_libero_eval.py (TASK_MAX_STEPS, num_steps_wait, env_img_res)",
+    ),
+    ProtocolProfile(
+        name="rlinf",
+        max_steps={
+            "libero_spatial": 512,
+            "libero_object": 512,
+            "libero_goal": 512,
+            "libero_10": 520,
+            "libero_90": 512,
+        },
+        settle_steps=15,
+        settle_gripper=0.0,
+        resolution=256,
+        decoding=sampling(1.6),
+        source="RLinf v0.3 evaluations/libero/*_openvlaoft_eval.yaml and "
+        "examples/embodiment/config/libero_*_grpo_openvlaoft.yaml; rlinf/envs/libero/libero_env.py reset()",
+    ),
+):
+    PROFILES.register(_profile.name, value=_profile)
 
 
 def get_profile(name: str) -> ProtocolProfile:
     """The profile called ``name`` (oft, rlinf); an unknown name lists the valid ones."""
-    try:
-        return PROFILES[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, PROFILES, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"unknown protocol {name!r}; valid: {', '.join(PROFILES)}.{hint}") from None
+    return PROFILES.get(name)
 
 
 class RunProtocol(BaseModel):

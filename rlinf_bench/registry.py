@@ -92,6 +92,10 @@ class Registry(Generic[T]):
             pass
         raise unknown_name(self.kind, name, self.names(), error=self.error, context=context, also=self.also)
 
+    def find(self, name: str) -> T | None:
+        """The entry called ``name``, or None (for callers to whom an unknown name is no error)."""
+        return self._entries.get(name)
+
     def names(self) -> list[str]:
         """Every registered name (sorted when the registry was made with ``sort=True``)."""
         return sorted(self._entries) if self.sort else list(self._entries)
@@ -101,6 +105,9 @@ class Registry(Generic[T]):
 
     def items(self) -> list[tuple[str, T]]:
         return [(n, self._entries[n]) for n in self.names()]
+
+    def __getitem__(self, name: str) -> T:
+        return self.get(name)
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries

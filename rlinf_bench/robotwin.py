@@ -8,7 +8,6 @@ against the installed runtime.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -17,6 +16,7 @@ from typing import Any
 import yaml
 
 from rlinf_bench.errors import ConfigError, UnknownSuiteError
+from rlinf_bench.registry import Registry
 
 __all__ = [
     "GROUP_ORDER",
@@ -59,9 +59,12 @@ def _yaml(package: str, name: str) -> Any:
 
 
 @cache
-def _step_limits() -> dict[str, int]:
+def _step_limits() -> Registry[int]:
     data = _yaml("rlinf_bench.data.robotwin", "tasks.yaml")
-    return {str(k): int(v) for k, v in data["step_limits"].items()}
+    limits: Registry[int] = Registry("RoboTwin task", error=UnknownSuiteError, sort=True)
+    for task, limit in data["step_limits"].items():
+        limits.register(str(task), value=int(limit))
+    return limits
 
 
 @cache
@@ -72,17 +75,12 @@ def _horizon_doc() -> dict[str, Any]:
 
 def task_names() -> list[str]:
     """All 50 task names of the pinned runtime, sorted."""
-    return sorted(_step_limits())
+    return _step_limits().names()
 
 
 def step_limit(task: str) -> int:
     """The runtime's evaluation step limit for ``task`` (its ``_eval_step_limit.yml``)."""
-    limits = _step_limits()
-    if task not in limits:
-        close = difflib.get_close_matches(task, limits, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise UnknownSuiteError(f"unknown RoboTwin task {task!r}.{hint} Tasks: {', '.join(sorted(limits))}")
-    return limits[task]
+    return _step_limits().get(task)
 
 
 def horizon_groups() -> dict[str, HorizonGroup]:
@@ -136,15 +134,11 @@ def suite_tasks(name: str) -> list[str]:
         task = name.split("/", 1)[1]
         step_limit(task)  # raises with the closest task name
         return [task]
-    suites = robotwin_group_suites()
-    if name not in suites:
-        close = difflib.get_close_matches(name, suites, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise UnknownSuiteError(
-            f"unknown RoboTwin suite {name!r}.{hint} Valid: {', '.join(suites)}, or robotwin/<task> for one of "
-            f"the runtime's {len(task_names())} tasks"
-        )
-    return suites[name]
+    also = f", or robotwin/<task> for one of the runtime's {len(task_names())} tasks"
+    suites: Registry[list[str]] = Registry("RoboTwin suite", error=UnknownSuiteError, also=also)
+    for suite, tasks in robotwin_group_suites().items():
+        suites.register(suite, value=tasks)
+    return suites.get(name)
 
 
 def check_groups_consistent() -> None:

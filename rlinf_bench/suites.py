@@ -7,7 +7,6 @@ and even then without importing LIBERO itself (its import writes a config file a
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib.util
 import re
@@ -17,6 +16,7 @@ from types import ModuleType
 
 from rlinf_bench import robotwin
 from rlinf_bench.errors import ConfigError, SimulatorError, UnknownSuiteError
+from rlinf_bench.registry import Registry
 
 __all__ = [
     "DEFAULT_SETTLE_STEPS",
@@ -75,16 +75,15 @@ class SuiteSpec:
 
 # Max steps: OpenVLA-OFT's evaluation values (REFERENCE.md section 1); LeRobot and RLinf use others,
 # so every run records the value it used and the CLI can override it.
-SUITES: dict[str, SuiteSpec] = {
-    s.name: s
-    for s in (
-        SuiteSpec("libero_spatial", 10, 220, description="LIBERO-Spatial: same objects, different layouts"),
-        SuiteSpec("libero_object", 10, 280, description="LIBERO-Object: different objects, same layout"),
-        SuiteSpec("libero_goal", 10, 300, description="LIBERO-Goal: same scene, different goals"),
-        SuiteSpec("libero_10", 10, 520, description="LIBERO-Long (LIBERO-10): long-horizon tasks"),
-        SuiteSpec("libero_90", 90, 400, description="LIBERO-90: 90 short tasks"),
-    )
-}
+SUITES: Registry[SuiteSpec] = Registry("suite", error=UnknownSuiteError, also=", or robotwin/<task>")
+for _spec in (
+    SuiteSpec("libero_spatial", 10, 220, description="LIBERO-Spatial: same objects, different layouts"),
+    SuiteSpec("libero_object", 10, 280, description="LIBERO-Object: different objects, same layout"),
+    SuiteSpec("libero_goal", 10, 300, description="LIBERO-Goal: same scene, different goals"),
+    SuiteSpec("libero_10", 10, 520, description="LIBERO-Long (LIBERO-10): long-horizon tasks"),
+    SuiteSpec("libero_90", 90, 400, description="LIBERO-90: 90 short tasks"),
+):
+    SUITES.register(_spec.name, value=_spec)
 
 
 def _robotwin_spec(name: str) -> SuiteSpec:
@@ -102,23 +101,19 @@ def _robotwin_spec(name: str) -> SuiteSpec:
     )
 
 
-SUITES.update({name: _robotwin_spec(name) for name in robotwin.robotwin_group_suites()})
+for _name in robotwin.robotwin_group_suites():
+    SUITES.register(_name, value=_robotwin_spec(_name))
 
 
 def suite_names() -> list[str]:
-    return list(SUITES)
+    return SUITES.names()
 
 
 def get_suite(name: str) -> SuiteSpec:
     """The suite called ``name``; :class:`UnknownSuiteError` lists the valid names and the closest match."""
     if name.startswith(f"{robotwin.SUITE_PREFIX}/"):
         return _robotwin_spec(name)  # one task of the runtime's 50
-    try:
-        return SUITES[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, SUITES, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise UnknownSuiteError(f"unknown suite {name!r}; valid suites: {', '.join(SUITES)}.{hint}") from None
+    return SUITES.get(name)
 
 
 def resolve_task_ids(suite: SuiteSpec, task_ids: list[int] | None) -> list[int]:

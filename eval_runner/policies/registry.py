@@ -8,60 +8,26 @@ specs or parsing a request stays cheap.
 
 from __future__ import annotations
 
-import difflib
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from eval_runner.policies.base import Policy
 from eval_runner.policies.spec import OptionValue, PolicySpec, parse_spec
-from rlinf_bench.errors import PolicyError
+from rlinf_bench.errors import PolicyError, UnknownPolicyError
+from rlinf_bench.registry import Registry as CoreRegistry
 
 T = TypeVar("T")
 
 SchemeLoader = Callable[[PolicySpec, Path | None], Policy]
 
 
-class Registry(Generic[T]):
-    """Named entries registered with a decorator; duplicates raise, misses say "did you mean"."""
+class Registry(CoreRegistry[T]):
+    """The core's Registry, listing names sorted; a miss raises UnknownPolicyError (a PolicyError)."""
 
     def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self._entries: dict[str, T] = {}
-
-    def register(self, *names: str) -> Callable[[T], T]:
-        """Decorator registering the object under one or more names."""
-
-        def decorate(obj: T) -> T:
-            for name in names:
-                if name in self._entries:
-                    raise ValueError(f"{self.kind} {name!r} is already registered")
-                self._entries[name] = obj
-            return obj
-
-        return decorate
-
-    def get(self, name: str, *, context: str = "") -> T:
-        """The entry named ``name`` or a PolicyError listing the valid names."""
-        try:
-            return self._entries[name]
-        except KeyError:
-            pass
-        valid = ", ".join(sorted(self._entries))
-        close = difflib.get_close_matches(name, list(self._entries), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        where = f" in {context!r}" if context else ""
-        raise PolicyError(f"unknown {self.kind} {name!r}{where}; valid: {valid}.{hint}")
-
-    def names(self) -> list[str]:
-        return sorted(self._entries)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._entries
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self._entries))
+        super().__init__(kind, error=UnknownPolicyError, sort=True)
 
 
 SCHEMES: Registry[SchemeLoader] = Registry("policy scheme")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -11,6 +10,7 @@ import yaml
 
 from rlinf_bench.contracts import ProbeName, Target
 from rlinf_bench.errors import ConfigError, UnknownBaselineError
+from rlinf_bench.registry import unknown_name
 
 # Probes that exist; some (throughput) have no fixed target: "depends on batch size and envs" in the brief.
 KNOWN_PROBES = tuple(name.value for name in ProbeName)
@@ -50,9 +50,7 @@ def infra_target(
     target returns None.
     """
     if probe not in KNOWN_PROBES:
-        close = difflib.get_close_matches(probe, KNOWN_PROBES, n=2, cutoff=0.5)
-        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise UnknownBaselineError(f"unknown probe {probe!r}.{hint} Known probes: {', '.join(KNOWN_PROBES)}")
+        raise unknown_name("probe", probe, KNOWN_PROBES, error=UnknownBaselineError)
     if probe == "nccl":
         return _nccl_target(metric, instance_type, nodes)
     if probe == "storage" and (fs_capacity_tib is not None or fs_tier_mb_s_per_tib is not None):

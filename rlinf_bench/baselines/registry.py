@@ -6,7 +6,6 @@ from, and so that adding a baseline is a data change reviewed like any other.
 
 from __future__ import annotations
 
-import difflib
 from functools import cache
 from importlib import resources
 from typing import Any, Literal
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rlinf_bench.errors import ConfigError, UnknownBaselineError
 from rlinf_bench.protocols import BaselineProtocol
+from rlinf_bench.registry import Registry
 
 DATA_PACKAGE = "rlinf_bench.data.baselines"
 
@@ -66,10 +66,10 @@ def _data_files() -> list[str]:
 
 
 @cache
-def _load() -> tuple[dict[str, Baseline], dict[str, HardwareTable]]:
+def _load() -> tuple[Registry[Baseline], Registry[HardwareTable]]:
     """Parse every data file once; duplicate names are a packaging bug and fail loudly."""
-    baselines: dict[str, Baseline] = {}
-    tables: dict[str, HardwareTable] = {}
+    baselines: Registry[Baseline] = Registry("baseline", error=UnknownBaselineError, sort=True)
+    tables: Registry[HardwareTable] = Registry("table", error=UnknownBaselineError, sort=True)
     for filename in _data_files():
         doc = _read_yaml(filename) or {}
         for raw in doc.get("baselines", []):
@@ -88,37 +88,28 @@ def _load() -> tuple[dict[str, Baseline], dict[str, HardwareTable]]:
                 raise ConfigError(f"baselines file {filename}, entry {raw.get('name')!r}: {exc}") from exc
             if baseline.name in baselines or baseline.name in tables:
                 raise ConfigError(f"baselines file {filename}: duplicate name {baseline.name!r}")
-            baselines[baseline.name] = baseline
+            baselines.register(baseline.name, value=baseline)
         for raw in doc.get("tables", []):
             table = HardwareTable.model_validate(raw)
             if table.name in baselines or table.name in tables:
                 raise ConfigError(f"baselines file {filename}: duplicate name {table.name!r}")
-            tables[table.name] = table
+            tables.register(table.name, value=table)
     return baselines, tables
 
 
 def baseline_names() -> list[str]:
     """Every success-rate baseline name, sorted."""
-    return sorted(_load()[0])
+    return _load()[0].names()
 
 
 def table_names() -> list[str]:
     """Every qualitative table name (e.g. hardware/eks-vs-paper), sorted."""
-    return sorted(_load()[1])
-
-
-def _unknown(kind: str, name: str, known: list[str]) -> UnknownBaselineError:
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return UnknownBaselineError(f"unknown {kind} {name!r}.{hint} Known: {', '.join(known)}")
+    return _load()[1].names()
 
 
 def get_baseline(name: str) -> Baseline:
     """Look a baseline up by name; an unknown name raises with the closest names and the full list."""
-    baselines = _load()[0]
-    if name not in baselines:
-        raise _unknown("baseline", name, baseline_names())
-    return baselines[name]
+    return _load()[0].get(name)
 
 
 def get_baselines(names: list[str]) -> list[Baseline]:
@@ -128,10 +119,7 @@ def get_baselines(names: list[str]) -> list[Baseline]:
 
 def get_table(name: str) -> HardwareTable:
     """Look a qualitative table up by name (e.g. hardware/eks-vs-paper)."""
-    tables = _load()[1]
-    if name not in tables:
-        raise _unknown("table", name, table_names())
-    return tables[name]
+    return _load()[1].get(name)
 
 
 def baselines_for_suite(suite: str) -> list[Baseline]:

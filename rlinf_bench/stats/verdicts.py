@@ -67,7 +67,7 @@ def _incomplete(suite: SuiteReport, **fields: object) -> Verdict:
 
 def _partial_suite(suite: SuiteReport) -> str | None:
     """'k of n tasks evaluated' when a known suite was evaluated on a subset of its tasks, else None."""
-    spec = SUITES.get(suite.suite)
+    spec = SUITES.find(suite.suite)
     if spec is None or len(suite.tasks) >= spec.n_tasks:
         return None
     return f"only {len(suite.tasks)} of {spec.n_tasks} tasks evaluated"
@@ -88,7 +88,7 @@ def comparability(suite: SuiteReport, baseline: Baseline) -> str | None:
 
 
 def _suite_max_steps(suite: SuiteReport) -> int:
-    spec = SUITES.get(suite.suite)
+    spec = SUITES.find(suite.suite)
     return spec.max_steps if spec is not None else 1
 
 
