@@ -1,6 +1,8 @@
 """``python -m eval_runner`` / ``rlinf-bench evaluate``: evaluate one checkpoint on one suite.
 
-The run is described either by flags or by an EvalRun document (``--request``: a JSON file, an
+One command for every env kind (:mod:`eval_runner.envs`): the suite picks it, LIBERO
+(``libero_spatial``…) or RoboTwin 2.0 (``robotwin``, ``robotwin_<group>``, ``robotwin/<task>``; in
+.venv-robotwin or the RoboTwin image). The run is described either by flags or by an EvalRun document (``--request``: a JSON file, an
 ``s3://`` URI of one, or inline JSON as Kubernetes Jobs pass it); explicit flags override the
 document's fields. Exit status: 0 complete; 2 bad input or failed run (the message names the input
 and the fix); 130 interrupted. The result file is written in every case.
@@ -18,6 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from eval_runner.envs.kinds import all_kinds, check_options, kind_for_suite
 from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
@@ -26,15 +29,21 @@ from rlinf_cli.help_format import ExampleFormatter
 
 log = logging.getLogger("eval_runner")
 
+#: The suite of a run that names none.
+DEFAULT_SUITE = "libero_spatial"
+
 _STEP_RE = re.compile(r"(?:^|/)(?P<exp>[^/]+)/checkpoints/global_step_(?P<step>\d+)/?$")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The evaluate options (shared by both entry points)."""
+    """The evaluate options (shared by the entry points), then each env kind's own options in a group."""
     p.add_argument("--request", metavar="VALUE", help="EvalRun JSON: a file path, an s3:// URI, or inline JSON")
     p.add_argument("--checkpoint", metavar="URI", help="global_step_<N> directory or s3://bucket/prefix")
     p.add_argument(
-        "--suite", metavar="NAME", help="libero_spatial | libero_object | libero_goal | libero_10 | libero_90"
+        "--suite",
+        metavar="NAME",
+        help="libero_spatial (default) | libero_object | libero_goal | libero_10 | libero_90 | robotwin | "
+        "robotwin_<group> | robotwin/<task>",
     )
     p.add_argument("--tasks", metavar="IDS", help="comma-separated task ids, e.g. 0,3,5 (default: all)")
     p.add_argument(
@@ -100,13 +109,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--list-tasks", action="store_true", help="print the suite's task ids, names and instructions; run nothing"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    for kind in all_kinds():
+        if kind.options:
+            kind.add_arguments(p.add_argument_group(kind.title))
 
 
 def register(sub: Any) -> None:
     """Add ``evaluate`` to ``rlinf-bench``."""
     p = sub.add_parser(
         "evaluate",
-        help="evaluate a checkpoint on a LIBERO suite",
+        help="evaluate a checkpoint on a LIBERO or RoboTwin suite",
         description=__doc__,
         epilog="example: rlinf-bench evaluate --checkpoint runs/exp/checkpoints/global_step_400 "
         "--suite libero_spatial --workers 4 --out results/spatial-run0.json",
@@ -175,7 +187,7 @@ def build_run(args: argparse.Namespace, *, s3_client: Any = None) -> EvalRun:
     if args.checkpoint:
         base["checkpoint"] = checkpoint_ref(args.checkpoint).model_dump()
     base.setdefault("checkpoint", CheckpointRef(uri="", experiment="none", global_step=0).model_dump())
-    base.setdefault("suite", "libero_spatial")
+    base.setdefault("suite", DEFAULT_SUITE)
     base.setdefault("seed", 0)
     base.setdefault("run_index", 0)
     if not base.get("request_id"):
@@ -201,61 +213,34 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def list_tasks(suite_name: str) -> str:
-    """The ``--list-tasks`` table: id, max steps, task name and the instruction the policy receives."""
-    from rlinf_bench.suites import get_suite
-
-    suite = get_suite(suite_name)
-    lines = [
-        f"{suite.name}: {suite.n_tasks} tasks, {suite.init_states} initial states each, max steps {suite.max_steps}"
-    ]
-    lines += [f'{t.task_id:>3}  {t.name}\n     "{t.language}"' for t in suite.tasks()]
-    return "\n".join(lines)
+def suite_of(args: argparse.Namespace) -> str:
+    """The suite the run names (flag over request), which picks the env kind."""
+    if args.suite:
+        return str(args.suite)
+    if args.request:
+        return load_request(args.request).suite
+    return DEFAULT_SUITE
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the evaluation described by ``args``; returns the exit status."""
-    from rlinf_bench.robotwin import is_robotwin_suite
+    """Run the evaluation described by ``args`` with the env kind its suite needs; returns the exit status."""
+    from eval_runner.loop import default_output
 
-    if is_robotwin_suite(args.suite or (load_request(args.request).suite if args.request else "")):
-        from eval_runner.robotwin.cli import run_robotwin  # own venv, image and loop: docs/robotwin.md
-
-        return run_robotwin(args)
-    from eval_runner.loop import default_output, evaluate
-    from eval_runner.settings import EvalSettings
-
+    suite = suite_of(args)
     if args.list_tasks:
-        print(list_tasks(args.suite or "libero_spatial"))
+        print(kind_for_suite(suite).list_tasks(suite))
         return 0
-
-    eval_run = build_run(args)
-    settings = EvalSettings(
-        settle_steps=args.settle_steps,
-        max_retries=args.max_retries,
-        cache_dir=args.cache_dir,
-        progress=not args.no_progress,
-        worker_threads=args.worker_threads,
-        resume=args.resume,
-        batch_window_ms=args.batch_window_ms,
-        max_batch=args.max_batch,
-    )
-    # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    out = eval_run.output_uri or default_output(eval_run)
-    # Environment checks first: a broken setup fails here in seconds, the fix in the result file.
-    from rlinf_doctor.preflight import eval_preflight
-
-    # Started by the state machine: heartbeats while running, then one callback (rlinf_aws.task_callback).
+    # Started by the state machine: heartbeats while running, then one callback (rlinf_aws.task_callback);
+    # an error from here on (a bad request or suite included) is reported to it.
     with reporting_to_state_machine(TaskCallback.from_env()) as callback:
-        doctor = eval_preflight(eval_run, out=out, cache_dir=args.cache_dir, command=sys.argv, write=not args.resume)
+        kind = kind_for_suite(suite)
+        check_options(kind, suite, args)
+        eval_run = build_run(args)
+        out = eval_run.output_uri or default_output(eval_run)
+        # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
-            result = evaluate(
-                eval_run,
-                out_path=out,
-                settings=settings,
-                command=sys.argv,
-                provenance_extra={"doctor": doctor.record()},
-            )
+            result = kind.evaluate(eval_run, out, args, sys.argv)
         finally:
             signal.signal(signal.SIGTERM, previous)
         report_run_result(callback, out, result)
@@ -264,19 +249,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m eval_runner``."""
-    parser = argparse.ArgumentParser(prog="python -m eval_runner", description=__doc__)
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval_runner", default_suite: str = "") -> int:
+    """``python -m eval_runner`` (and its alias ``python -m eval_runner.robotwin``, ``default_suite="robotwin"``)."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     add_arguments(parser)
     args = parser.parse_args(argv)
+    if default_suite and not args.suite and not args.request:
+        args.suite = default_suite
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
         return run(args)
-    except (RlinfBenchError, ContractError) as exc:
+    except (RlinfBenchError, ContractError) as exc:  # AssetsMissingError included
         print(f"eval_runner: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

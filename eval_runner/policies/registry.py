@@ -32,6 +32,13 @@ class Registry(CoreRegistry[T]):
 
 SCHEMES: Registry[SchemeLoader] = Registry("policy scheme")
 
+#: The env kind a policy drives unless it says otherwise (its ``env_kind`` attribute): LIBERO, 7-d actions.
+DEFAULT_ENV_KIND = "libero"
+#: Per env kind (``eval_runner.envs.kinds``): turns what a scheme loader produced into a Policy of that kind,
+#: or raises PolicyError saying what the kind accepts. RoboTwin registers one (14-d joint targets).
+PolicyAdapter = Callable[[Any, PolicySpec], Policy]
+ADAPTERS: Registry[PolicyAdapter] = Registry("policy adapter")
+
 # Modules whose import registers schemes / builtin policies. Imported on first use of the registry.
 _PLUGIN_MODULES = (
     "eval_runner.policies.builtin",
@@ -39,8 +46,14 @@ _PLUGIN_MODULES = (
     "eval_runner.policies.python_loader",
     "eval_runner.policies.rlinf_policy",
     "eval_runner.policies.openpi",
+    "eval_runner.envs.robotwin_policies",  # builtin:hold and the RoboTwin adapter (numpy only, no runtime)
 )
 _plugins_loaded = False
+
+
+#: Plugin modules this environment cannot import (a venv without their extra: the RoboTwin venv has no
+#: msgpack for server:), with the missing module's name; a miss in SCHEMES names them.
+_unavailable: dict[str, str] = {}
 
 
 def _load_plugins() -> None:
@@ -48,8 +61,23 @@ def _load_plugins() -> None:
     if _plugins_loaded:
         return
     for name in _PLUGIN_MODULES:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if not exc.name or exc.name.startswith("eval_runner"):
+                raise
+            _unavailable[name] = exc.name
     _plugins_loaded = True
+
+
+def _scheme_loader(parsed: PolicySpec, spec: str) -> SchemeLoader:
+    if parsed.scheme not in SCHEMES and _unavailable:
+        missing = ", ".join(f"{module} (needs {dep})" for module, dep in sorted(_unavailable.items()))
+        raise PolicyError(
+            f"unknown policy scheme {parsed.scheme!r} in {spec!r}; valid here: {', '.join(SCHEMES.names())}. "
+            f"Not importable in this environment: {missing}"
+        )
+    return SCHEMES.get(parsed.scheme, context=spec)
 
 
 def valid_schemes() -> list[str]:
@@ -58,20 +86,28 @@ def valid_schemes() -> list[str]:
     return SCHEMES.names()
 
 
-def load_policy(spec: str, checkpoint_dir: Path | None) -> Policy:
-    """Build the policy a spec names.
+def load_policy(spec: str, checkpoint_dir: Path | None, *, env_kind: str = DEFAULT_ENV_KIND) -> Policy:
+    """Build the policy a spec names, for a suite of ``env_kind`` (``libero`` or ``robotwin``).
 
     ``checkpoint_dir`` is a local checkpoint root (``…/global_step_<N>``) already materialized
     (see :func:`eval_runner.checkpoint_fetch.materialize_checkpoint`), or None for policies that
-    read no checkpoint. Raises PolicyError (bad spec, unknown scheme/name, bad options) or
-    CheckpointError (the checkpoint cannot be read by this policy).
+    read no checkpoint. Raises PolicyError (bad spec, unknown scheme/name, bad options, a policy of
+    another env kind) or CheckpointError (the checkpoint cannot be read by this policy).
     """
     _load_plugins()
     parsed = parse_spec(spec)
-    loader = SCHEMES.get(parsed.scheme, context=spec)
-    policy = loader(parsed, checkpoint_dir)
+    loader = _scheme_loader(parsed, spec)
+    policy: Any = loader(parsed, checkpoint_dir)
+    if env_kind in ADAPTERS:
+        policy = ADAPTERS.get(env_kind)(policy, parsed)
     if not isinstance(policy, Policy):
-        raise PolicyError(f"policy spec {spec!r} produced a {type(policy).__name__}, not an eval_runner Policy")
+        raise PolicyError(
+            f"policy spec {spec!r} returned a {type(policy).__name__}; it must return an instance of "
+            "eval_runner.policies.base.Policy (subclass it and implement act(obs) -> [B, 7])"
+        )
+    drives = getattr(policy, "env_kind", DEFAULT_ENV_KIND)
+    if drives != env_kind:
+        raise PolicyError(f"policy {spec!r} drives {drives} suites; it cannot drive a {env_kind} suite")
     return policy
 
 
@@ -102,4 +138,13 @@ def _coerce(spec: PolicySpec, key: str, value: OptionValue, kind: type) -> Any:
     raise PolicyError(f"policy spec {spec.raw!r}: option {key}={value!r} must be of type {kind.__name__}")
 
 
-__all__ = ["SCHEMES", "Registry", "load_policy", "take_options", "valid_schemes"]
+__all__ = [
+    "ADAPTERS",
+    "DEFAULT_ENV_KIND",
+    "SCHEMES",
+    "PolicyAdapter",
+    "Registry",
+    "load_policy",
+    "take_options",
+    "valid_schemes",
+]

@@ -1,7 +1,12 @@
-"""``python -m eval_runner.robotwin``."""
+"""``python -m eval_runner.robotwin``: a thin alias of ``python -m eval_runner`` (:mod:`eval_runner.cli`).
+
+RoboTwin is an env kind of the one evaluator (:mod:`eval_runner.envs.robotwin_kind`); this alias only
+forwards to the one CLI, with the suite defaulting to ``robotwin`` when neither ``--suite`` nor
+``--request`` is given. Kept so existing commands (the RoboTwin image's, docs/robotwin.md's) keep working.
+"""
 
 import sys
 
-from eval_runner.robotwin.cli import main
+from eval_runner.cli import main
 
-sys.exit(main())
+sys.exit(main(prog="python -m eval_runner.robotwin", default_suite="robotwin"))

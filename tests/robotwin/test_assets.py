@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("robotwin", reason="needs the RoboTwin runtime: runs in .venv-robotwin (make test-robotwin)")
 
-from eval_runner.robotwin.assets import ASSETS_ENV, AssetsMissingError, download_command, resolve_assets
+from eval_runner.envs.robotwin_assets import ASSETS_ENV, AssetsMissingError, download_command, resolve_assets
 
 REPO = Path(__file__).resolve().parents[2]
 

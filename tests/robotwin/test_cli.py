@@ -1,7 +1,10 @@
-"""The RoboTwin entry point up to the asset boundary: task listing, request checks, policy specs."""
+"""The one CLI on RoboTwin suites up to the asset boundary: task listing, request checks, policy specs."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -9,9 +12,10 @@ import pytest
 
 pytest.importorskip("robotwin", reason="needs the RoboTwin runtime: runs in .venv-robotwin (make test-robotwin)")
 
-from eval_runner.robotwin.cli import main
-from eval_runner.robotwin.policy import HoldPolicy, load_policy
-from eval_runner.robotwin.runner import selected_tasks
+from eval_runner.cli import main
+from eval_runner.envs.robotwin_policies import HoldPolicy
+from eval_runner.envs.robotwin_run import selected_tasks
+from eval_runner.policies.registry import load_policy
 from rlinf_bench.contracts import CheckpointRef, EvalRun
 from rlinf_bench.errors import ConfigError, PolicyError
 
@@ -44,16 +48,31 @@ def test_given_a_max_steps_override_then_it_is_refused_with_the_reason() -> None
 
 def test_given_a_libero_policy_then_the_error_lists_what_robotwin_accepts() -> None:
     with pytest.raises(PolicyError, match=r"cannot drive a RoboTwin suite .*builtin:hold"):
-        load_policy("builtin:demo")
+        load_policy("builtin:zero", None, env_kind="robotwin")
 
 
 def test_given_the_hold_policy_then_it_returns_the_observed_joints_as_one_step() -> None:
-    policy = load_policy("builtin:hold")
+    policy = load_policy("builtin:hold", None, env_kind="robotwin")
     assert isinstance(policy, HoldPolicy)
-    chunk = policy.act({"joint_action": {"vector": list(range(14))}}, "lift the pot")
-    assert chunk.shape == (1, 14) and np.array_equal(chunk[0], np.arange(14))
+    chunk = policy.act({"observation": [{"joint_action": {"vector": list(range(14))}}], "task_description": ["x"]})
+    assert chunk.shape == (1, 1, 14) and np.array_equal(chunk[0, 0], np.arange(14))
 
 
-def test_given_an_unknown_suite_then_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--suite", "robotwin_shrt", "--out", str(tmp_path / "x.json")]) == 2
+def test_given_an_unknown_suite_then_exit_2_and_a_failed_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x.json"
+    assert main(["--suite", "robotwin_shrt", "--out", str(out)]) == 2
     assert "Did you mean 'robotwin_short'" in capsys.readouterr().err
+    result = json.loads(out.read_text())
+    assert result["status"] == "failed" and "Did you mean 'robotwin_short'" in result["error"]
+
+
+def test_given_the_alias_without_a_suite_then_it_lists_the_briefs_twelve_tasks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "eval_runner.robotwin", "--list-tasks"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("robotwin: 12 tasks")

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("robotwin", reason="needs the RoboTwin runtime: runs in .venv-robotwin (make test-robotwin)")
 
-from eval_runner.robotwin.registry import runtime_step_limits, runtime_task_names, suite_tasks, task_info
+from eval_runner.envs.robotwin_tasks import runtime_step_limits, runtime_task_names, suite_tasks, task_info
 from rlinf_bench import robotwin as facts
 from rlinf_bench.baselines import get_baseline
 from rlinf_bench.errors import SimulatorError, UnknownSuiteError

@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("robotwin", reason="needs the RoboTwin runtime: runs in .venv-robotwin (make test-robotwin)")
 
-from eval_runner.robotwin.assets import AssetsMissingError, resolve_assets
-from eval_runner.robotwin.cli import main
+from eval_runner.cli import main
+from eval_runner.envs.robotwin_assets import AssetsMissingError, resolve_assets
 
 
 def _assets_or_skip() -> None:

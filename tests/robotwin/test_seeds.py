@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from eval_runner.robotwin.seeds import ExpertVerdict, SeedWalk, SkippedSeed, start_seed
+from eval_runner.envs.robotwin_seeds import ExpertVerdict, SeedWalk, SkippedSeed, start_seed
 from rlinf_bench.errors import ConfigError, SimulatorError
 
 

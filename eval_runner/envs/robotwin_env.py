@@ -1,4 +1,4 @@
-"""One RoboTwin task env, driven the way the official evaluation drives it.
+"""The RoboTwin env kind's scene: one task env, driven the way the official evaluation drives it.
 
 Per seed: the task's scripted expert plays the scene (``setup_demo(is_test=True)``, ``play_once()``)
 and the seed counts only when ``plan_success and check_success()``; then the scene is rebuilt from
@@ -6,7 +6,7 @@ the same seed for the policy, which acts until the env's own ``check_success()``
 ``take_action`` (``eval_success``) or its ``step_lim`` (the task's ``_eval_step_limit``) is reached.
 
 Everything here needs the RoboTwin assets and SAPIEN; it is only reached after
-:func:`eval_runner.robotwin.assets.resolve_assets` has validated the snapshot.
+:func:`eval_runner.envs.robotwin_assets.resolve_assets` has validated the snapshot.
 """
 
 from __future__ import annotations
@@ -16,27 +16,19 @@ import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import yaml
 
-from eval_runner.robotwin.assets import AssetsRoot
-from eval_runner.robotwin.seeds import ExpertVerdict
+from eval_runner.envs.robotwin_assets import AssetsRoot
+from eval_runner.envs.robotwin_policies import JOINTS
+from eval_runner.envs.robotwin_seeds import ExpertVerdict
+from eval_runner.policies.base import Policy
 
-__all__ = ["EpisodeOutcome", "RoboTwinPolicy", "TaskEnv", "build_task_args"]
+__all__ = ["EpisodeOutcome", "TaskEnv", "build_task_args"]
 
 HEAD_CAMERA = "D435"
-
-
-class RoboTwinPolicy(Protocol):
-    """What a RoboTwin policy provides: a chunk of 14-d joint targets for one observation."""
-
-    def reset(self) -> None:
-        """Forget the previous episode."""
-
-    def act(self, obs: dict[str, Any], instruction: str) -> np.ndarray:
-        """``[T, 14]`` qpos targets (left arm 6 + gripper, right arm 6 + gripper) for the next T steps."""
 
 
 @dataclass(frozen=True)
@@ -116,8 +108,8 @@ class TaskEnv:
         finally:
             env.close_env()
 
-    def episode(self, seed: int, episode_index: int, policy: RoboTwinPolicy, instruction_type: str) -> EpisodeOutcome:
-        """Roll ``policy`` out on ``seed`` until success or the task's step limit."""
+    def episode(self, seed: int, episode_index: int, policy: Policy, instruction_type: str) -> EpisodeOutcome:
+        """Roll ``policy`` out on ``seed`` until success or the task's step limit (a batch of one row)."""
         from robotwin.description import generate_episode_descriptions
 
         env = self._new()
@@ -126,11 +118,16 @@ class TaskEnv:
             descriptions = generate_episode_descriptions(self.task, [env.get_info()], 1, seed)
             instruction = random.Random(seed).choice(descriptions[0][instruction_type])
             env.set_instruction(instruction=instruction)
-            policy.reset()
+            episode_id = f"{self.task}/{episode_index}/{seed}"
+            policy.reset([episode_id])
             while env.take_action_cnt < env.step_lim and not env.eval_success:
-                chunk = np.asarray(policy.act(env.get_obs(), instruction), dtype=np.float64)
-                if chunk.ndim != 2 or chunk.shape[1] != 14 or len(chunk) == 0:
-                    raise ValueError(f"policy returned actions of shape {chunk.shape}; expected [T, 14] qpos targets")
+                batch = {"observation": [env.get_obs()], "task_description": [instruction], "episode_id": [episode_id]}
+                chunks = np.asarray(policy.act(batch), dtype=np.float64)
+                if chunks.ndim != 3 or chunks.shape[0] != 1 or chunks.shape[2] != JOINTS or chunks.shape[1] == 0:
+                    raise ValueError(
+                        f"policy returned actions of shape {chunks.shape}; expected [1, T, {JOINTS}] qpos targets"
+                    )
+                chunk = chunks[0]
                 for action in chunk:
                     env.take_action(action, action_type="qpos")
                     if env.eval_success or env.take_action_cnt >= env.step_lim:

@@ -1,8 +1,10 @@
-"""One RoboTwin evaluation run: assets check, per-task seed walks, policy episodes, the RunResult.
+"""The RoboTwin env kind's run: assets check, per-task seed walks, policy episodes, the RunResult.
 
 The result has the same contract as a LIBERO run (per-task episodes with their seeds and steps);
 what only RoboTwin has goes to ``provenance.extra["robotwin"]``: the seeds the expert could not solve
-(and why), each task's step limit, the task config, the planner and the asset snapshot.
+(and why), each task's step limit, the task config, the planner and the asset snapshot. The policy
+comes from the one registry (:func:`eval_runner.policies.registry.load_policy`, env kind ``robotwin``)
+and the result goes out through the one :class:`~eval_runner.result_writer.ResultWriter`.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eval_runner.envs.robotwin_assets import AssetsRoot
+from eval_runner.envs.robotwin_seeds import SeedWalk, SkippedSeed, start_seed
+from eval_runner.envs.robotwin_tasks import RoboTwinTask, suite_tasks
+from eval_runner.policies.base import Policy
 from eval_runner.result_writer import ResultWriter
 from eval_runner.results import utc_now
-from eval_runner.robotwin.assets import AssetsRoot
-from eval_runner.robotwin.registry import RoboTwinTask, suite_tasks
-from eval_runner.robotwin.seeds import SeedWalk, SkippedSeed, start_seed
 from rlinf_bench.contracts import EpisodeResult, EvalRun, Provenance, RunResult, RunStatus, TaskResult, Timings
 from rlinf_bench.errors import ConfigError, RlinfBenchError, SimulatorError
 from rlinf_bench.provenance import collect_provenance, package_versions
@@ -133,14 +136,14 @@ def evaluate_robotwin(
 ) -> RunResult:
     """Evaluate ``run`` on its RoboTwin suite; the result is written to ``out_path`` as it grows.
 
-    Raises :class:`~eval_runner.robotwin.assets.AssetsMissingError` (after writing a failed result)
+    Raises :class:`~eval_runner.envs.robotwin_assets.AssetsMissingError` (after writing a failed result)
     when the asset snapshot is absent, before any scene is built.
     """
-    from eval_runner.robotwin.assets import resolve_assets
+    from eval_runner.envs.robotwin_assets import resolve_assets
 
     opts = opts or RoboTwinOptions()
     writer = ResultWriter(out_path, s3_client=s3_client)
-    tasks = selected_tasks(run)
+    tasks: list[RoboTwinTask] = []
     prov = _provenance(command, opts, run, tasks)
     p = _Progress()
 
@@ -154,9 +157,11 @@ def evaluate_robotwin(
         return build_result(run, tasks, p.episodes, status, _with_skips(p, prov), error=error, timings=timings)
 
     try:
+        tasks.extend(selected_tasks(run))  # a misspelt suite or task id fails here, with a result file
+        prov.extra["robotwin"]["step_limits"] = {t.name: t.step_limit for t in tasks}
         assets = resolve_assets(opts.assets)
         prov.extra["robotwin"]["assets"] = assets.identity
-        _run_tasks(run, tasks, opts, assets, p, lambda: writer.write(result(RunStatus.INCOMPLETE)))
+        _run_tasks(run, tasks, opts, assets, p, prov, lambda: writer.write(result(RunStatus.INCOMPLETE)))
     except KeyboardInterrupt:
         writer.write(result(RunStatus.INCOMPLETE, "interrupted"), final=True)
         raise
@@ -177,15 +182,35 @@ def _run_tasks(
     opts: RoboTwinOptions,
     assets: AssetsRoot,
     p: _Progress,
+    prov: Provenance,
     on_episode: Callable[[], object],
 ) -> None:
-    from eval_runner.robotwin.env import TaskEnv, build_task_args
-    from eval_runner.robotwin.policy import load_policy
+    """Every task's episodes, with the policy of the one registry (its description goes to the provenance)."""
+    from eval_runner.envs.robotwin_policies import ENV_KIND
+    from eval_runner.policies.registry import load_policy
 
     if run.workers > 1:
         log.warning("RoboTwin runs one scene at a time (docs/robotwin.md); workers=%d is not used", run.workers)
     checkpoint = Path(run.checkpoint.uri) if run.checkpoint.uri and Path(run.checkpoint.uri).exists() else None
-    policy = load_policy(run.policy, checkpoint)
+    policy = load_policy(run.policy, checkpoint, env_kind=ENV_KIND)
+    prov.extra["policy"] = policy.describe()
+    try:
+        _episodes(run, tasks, opts, assets, p, policy, on_episode)
+    finally:
+        policy.close()
+
+
+def _episodes(
+    run: EvalRun,
+    tasks: Sequence[RoboTwinTask],
+    opts: RoboTwinOptions,
+    assets: AssetsRoot,
+    p: _Progress,
+    policy: Policy,
+    on_episode: Callable[[], object],
+) -> None:
+    from eval_runner.envs.robotwin_env import TaskEnv, build_task_args
+
     for task in tasks:
         env = TaskEnv(task.name, build_task_args(task.name, assets, opts.task_config, opts.planner), assets)
         walk = SeedWalk(run.seed, run.trials, env.expert, max_skips=opts.max_skips)
