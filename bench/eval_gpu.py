@@ -124,7 +124,6 @@ def _raw_process(
     from eval_runner.libero_setup import configure_libero
     from eval_runner.policies.base import ObservationSpec
     from eval_runner.scheduler import RngStart, seeded_state
-    from rlinf_bench.seeding import episode_seed
     from rlinf_bench.suites import get_suite
 
     configure_libero(Path(cache))
@@ -134,7 +133,7 @@ def _raw_process(
     spec = ObservationSpec(cameras=CAMERAS, resolution=resolution, proprio=())
     env = LiberoEnv(get_suite(SUITE).task(TASK), spec, horizon=100_000)
     state = index % 50
-    seed = episode_seed(0, SUITE, TASK, state)
+    seed = 0  # the run seed: the runner seeds every episode's env with it (eval_runner.scheduler.plan_episodes)
 
     def start(init_state: int) -> None:
         # One hard reset per episode, as the reference loop (seed once, reset per episode): each reset
