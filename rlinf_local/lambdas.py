@@ -26,7 +26,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FUNCTION_FOLDERS", "FakeContext", "InProcessLambdas", "load_app"]
+__all__ = ["FUNCTION_FOLDERS", "InProcessLambdas", "LocalLambdaContext", "load_app"]
 
 Handler = Callable[[Any, Any], Any]
 
@@ -43,19 +43,27 @@ FUNCTION_FOLDERS: dict[str, str] = {
 
 
 @dataclass
-class FakeContext:
-    """The parts of LambdaContext that Powertools reads."""
+class LocalLambdaContext:
+    """The one stand-in for Lambda's context object (what Powertools reads): the embedded default's
+    in-process handlers and SQS poller pass it, and tests import it from here."""
 
-    function_name: str
+    function_name: str = "checkpoint_router"
+    function_version: str = "$LATEST"
     memory_limit_in_mb: int = 512
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    log_stream_name: str = "local"
+    timeout_ms: int = 300_000
 
     @property
     def invoked_function_arn(self) -> str:
         return f"arn:aws:lambda:us-east-1:123456789012:function:{self.function_name}"
 
+    @property
+    def log_group_name(self) -> str:
+        return f"/aws/lambda/{self.function_name}"
+
     def get_remaining_time_in_millis(self) -> int:
-        return 300_000
+        return self.timeout_ms
 
 
 def load_app(path: Path, module_name: str, env: Mapping[str, str]) -> ModuleType:
@@ -118,7 +126,7 @@ class InProcessLambdas:
         with self._lock:
             self.invocations[name] = self.invocations.get(name, 0) + 1
         try:
-            return handler(event, FakeContext(name)), False
+            return handler(event, LocalLambdaContext(name)), False
         except Exception as exc:
             self.errors.append((name, f"{type(exc).__name__}: {exc}"))
             log.info("Lambda %s raised %s: %s", name, type(exc).__name__, exc)

@@ -13,24 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlinf_local.lambdas import LocalLambdaContext
+
+__all__ = ["BatchHandler", "LocalLambdaContext", "PollStats", "SqsPoller"]
+
 BatchHandler = Callable[[dict[str, Any], Any], Any]
-
-
-@dataclass
-class LocalLambdaContext:
-    """The parts of Lambda's context object that Powertools reads (remaining time, names, request id)."""
-
-    function_name: str = "checkpoint_router"
-    function_version: str = "$LATEST"
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:checkpoint_router"
-    memory_limit_in_mb: int = 512
-    aws_request_id: str = "local"
-    log_group_name: str = "/aws/lambda/checkpoint_router"
-    log_stream_name: str = "local"
-    timeout_ms: int = 60_000
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self.timeout_ms
 
 
 @dataclass

@@ -30,7 +30,7 @@ from rlinf_bench.contracts.workflow import (
     StateError,
     SubmitInput,
 )
-from rlinf_local.lambdas import FakeContext, load_app
+from rlinf_local.lambdas import LocalLambdaContext, load_app
 from tests.integration.k8s.fake_apiserver import FakeApiServer
 from tests.unit.stats.runfactory import make_run
 
@@ -128,7 +128,7 @@ def handler(folder: str, env: dict[str, str]) -> ModuleType:
 
 
 def invoke(app: ModuleType, name: str, doc: dict[str, Any]) -> Any:
-    return app.lambda_handler(doc, FakeContext(function_name=name))
+    return app.lambda_handler(doc, LocalLambdaContext(function_name=name))
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 
 from rlinf_bench.errors import ConfigError
 from rlinf_local.intake_resources import create_intake_stack, read_dead_letters
-from rlinf_local.sqs_poller import LocalLambdaContext
+from rlinf_local.lambdas import LocalLambdaContext
 from tests.integration.intake.conftest import REGION
 from tests.integration.intake.uploads import put_objects
 from tests.synthetic_checkpoints import fsdp_objects
