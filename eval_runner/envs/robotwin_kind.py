@@ -10,10 +10,13 @@ options in the main venv too.
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Sequence
 
 from eval_runner.envs.kinds import EnvKind
 from rlinf_bench.contracts import EvalRun, RunResult
+
+log = logging.getLogger(__name__)
 
 __all__ = ["KIND", "add_arguments", "evaluate", "list_tasks"]
 
@@ -45,6 +48,8 @@ def evaluate(run: EvalRun, out: str, args: argparse.Namespace, command: Sequence
     """Asset check, per-task seed walks and policy episodes; the RunResult is written to ``out`` as it grows."""
     from eval_runner.envs.robotwin_run import RoboTwinOptions, evaluate_robotwin
 
+    if getattr(args, "resume", False):
+        log.warning("--resume is not used for RoboTwin suites: the run starts over and rewrites %s", out)
     defaults = RoboTwinOptions()
     opts = RoboTwinOptions(
         assets=getattr(args, "assets", None),
