@@ -44,7 +44,7 @@ def run_demo(out_dir: Path, *, workers: int = DEMO_WORKERS, progress: bool = Tru
         run_index=0,
         seed=0,
         task_ids=DEMO_TASKS,
-        trials=DEMO_TRIALS,
+        trials_per_task=DEMO_TRIALS,
         max_steps=DEMO_MAX_STEPS,
         policy=DEMO_POLICY,
         workers=workers,

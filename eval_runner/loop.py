@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from eval_runner.episode_settings import render_spec, resolve_protocol, with_policy
 from eval_runner.policies.base import Policy
 from eval_runner.progress import Progress
-from eval_runner.episode_settings import render_spec, resolve_protocol, with_policy
 from eval_runner.result_writer import ResultWriter
 from eval_runner.results import ResultBuilder
 from eval_runner.rollout import Rollout
@@ -27,8 +27,10 @@ from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerConfig, WorkerHandle, close_all
 from rlinf_bench.contracts import EvalRun, RunResult, RunStatus
+from rlinf_bench.contracts.layout import result_root, run_result_uri
 from rlinf_bench.errors import ConfigError, PolicyServerUnreachableError, RlinfBenchError
 from rlinf_bench.provenance import collect_provenance, cpu_count
+from rlinf_bench.request_checks import check_run
 from rlinf_bench.suites import get_suite, resolve_task_ids
 
 log = logging.getLogger(__name__)
@@ -38,7 +40,7 @@ __all__ = ["default_output", "evaluate"]
 
 def default_output(run: EvalRun) -> str:
     """``results/<request_id>/<suite>/run<k>.json`` under the working directory."""
-    return str(Path("results") / (run.request_id or "local") / run.suite / f"run{run.run_index}.json")
+    return run_result_uri(result_root("results", run.request_id or "local"), run.suite, run.run_index)
 
 
 def evaluate(
@@ -92,7 +94,7 @@ def evaluate(
             command=command, policy=policy.describe(), extra=builder.provenance.extra
         )
         progress = Progress(
-            run.trials * len(builder.tasks),
+            run.trials_per_task * len(builder.tasks),
             desc=f"{run.suite} run{run.run_index}",
             enabled=settings.progress,
             initial_done=builder.finished,
@@ -142,7 +144,7 @@ def check_resumable(previous: RunResult, run: EvalRun, settings: EvalSettings, o
         "run_index": run.run_index,
         "seed": run.seed,
         "policy": run.policy,
-        "trials_per_task": run.trials,
+        "trials_per_task": run.trials_per_task,
         "max_steps": protocol.max_steps,
         "settle_steps": protocol.settle_steps,
         "checkpoint": run.checkpoint.uri or None,
@@ -184,13 +186,8 @@ def _prepare(run: EvalRun, settings: EvalSettings, command: Sequence[str] | None
     """Validate the run against the suite and configure LIBERO (raises before any worker starts)."""
     from eval_runner.libero_setup import configure_libero
 
-    suite = get_suite(run.suite)
+    suite = check_run(run)  # the Plan state's checks: suite, tasks, trials per task
     task_ids = resolve_task_ids(suite, run.task_ids)
-    if run.trials > suite.init_states:
-        raise ConfigError(
-            f"trials={run.trials} but {suite.name} has {suite.init_states} fixed initial states per task; "
-            f"use --trials <= {suite.init_states}"
-        )
     protocol = resolve_protocol(run, settings)  # explicit values over the profile's
     paths = configure_libero(settings.cache_dir)
     extra = {"libero_config": str(paths.config_dir), "libero_assets": str(paths.assets_dir)}
@@ -222,7 +219,11 @@ def _rollout(
 ) -> None:
     task_ids = [t.task_id for t in builder.tasks]
     done = {(task_id, e.init_state) for task_id, eps in builder.episodes.items() for e in eps}
-    plan = [e for e in plan_episodes(run.suite, run.seed, task_ids, run.trials, videos=run.videos) if e.key not in done]
+    plan = [
+        e
+        for e in plan_episodes(run.suite, run.seed, task_ids, run.trials_per_task, videos=run.videos)
+        if e.key not in done
+    ]
     if not plan:
         return
     n_workers = max(1, min(run.workers, len(plan)))
@@ -242,7 +243,7 @@ def _rollout(
         "evaluating suite=%s tasks=%s trials=%d max_steps=%d settle_steps=%d workers=%d policy=%s cameras=%s",
         run.suite,
         task_ids,
-        run.trials,
+        run.trials_per_task,
         builder.max_steps,
         builder.settle_steps,
         n_workers,

@@ -93,19 +93,16 @@ class ResultBuilder:
         """The result as of now. Tasks with no finished episode are listed too (trials scheduled, none done)."""
         c = self.counters
         task_results = [
-            TaskResult.from_episodes(t.task_id, t.name, self.run.trials, self.episodes.get(t.task_id, []), t.language)
+            TaskResult.from_episodes(
+                t.task_id, t.name, self.run.trials_per_task, self.episodes.get(t.task_id, []), t.language
+            )
             for t in self.tasks
         ]
-        base = RunResult(
-            request_id=self.run.request_id,
-            suite=self.run.suite,
-            run_index=self.run.run_index,
-            seed=self.run.seed,
-            policy=self.run.policy,
-            checkpoint=self.run.checkpoint if self.run.checkpoint.uri else None,
-            status=status,
+        return RunResult.of_run(
+            self.run,
+            status,
             error=error,
-            trials_per_task=self.run.trials,
+            tasks=task_results,
             max_steps=self.max_steps,
             settle_steps=self.settle_steps,
             protocol=self.protocol,
@@ -121,4 +118,3 @@ class ResultBuilder:
             ),
             provenance=self.provenance,
         )
-        return base.with_tasks(task_results)

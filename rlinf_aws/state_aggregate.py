@@ -14,10 +14,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlinf_aws.state_plan import REFERENCE_BASELINES
 from rlinf_bench.contracts import CheckpointReport, ProbeResult, ProbeVerdict, RunResult, RunStatus
-from rlinf_bench.contracts.request import EvalRequest
+from rlinf_bench.contracts.layout import report_prefix
+from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, EvalRun
 from rlinf_bench.contracts.workflow import AggregateInput, AggregateResult, OutcomeStatus, RunOutcome
+from rlinf_bench.documents import read_contract
 from rlinf_bench.errors import ContractError, RlinfBenchError, StorageError, TrackingUnavailableError
 from rlinf_bench.reporting.format import headline
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
@@ -30,16 +31,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["AllRunsFailedError", "aggregate", "failure_line", "report_prefix"]
 
-REPORT_FILES = ("checkpoint_report.json", "report.md", "sr_vs_step.png")
-
 
 class AllRunsFailedError(RlinfBenchError):
     """Every eval run of the checkpoint failed: no verdict can be given."""
-
-
-def report_prefix(result_root: str) -> str:
-    """Where the report files of one checkpoint and matrix are stored."""
-    return join(result_root, "report")
 
 
 def failure_line(outcome: RunOutcome) -> str:
@@ -56,28 +50,26 @@ def _failed_run(request: EvalRequest, outcome: RunOutcome, error: str, siblings:
     suite = outcome.suite or ""
     sibling = next((r for r in siblings if r.suite == suite), None)
     run_index = outcome.run_index or 0
-    seed = request.seeds[run_index] if run_index < len(request.seeds) else run_index
+    run = next((r for r in request.expand() if (r.suite, r.run_index) == (suite, run_index)), None)
+    seed = run.seed if run is not None else run_index
     if sibling is not None:
         # Same settings as the runs that did finish (protocol, steps, policy): only the outcome differs.
         stand_in = sibling.model_copy(
             update={"run_index": run_index, "seed": seed, "status": RunStatus.FAILED, "error": error}
         )
         return stand_in.with_tasks([])
-    selection = next((s for s in request.suites if s.name == suite), None)
-    max_steps = selection.max_steps if selection and selection.max_steps else get_suite(suite).max_steps
-    return RunResult(
-        request_id=request.request_id,
-        suite=suite,
-        run_index=run_index,
-        seed=seed,
-        policy=request.policy,
-        checkpoint=request.checkpoint,
-        status=RunStatus.FAILED,
-        error=error,
-        trials_per_task=request.trials_per_task,
-        max_steps=max_steps,
-        settle_steps=0,
-    )
+    if run is None:  # an outcome of a run the request does not list: its identity from the outcome
+        run = EvalRun(
+            request_id=request.request_id,
+            checkpoint=request.checkpoint,
+            suite=suite,
+            run_index=run_index,
+            seed=seed,
+            trials_per_task=request.trials_per_task,
+            policy=request.policy,
+        )
+    max_steps = run.max_steps or get_suite(suite).max_steps
+    return RunResult.of_run(run, RunStatus.FAILED, error=error, max_steps=max_steps, settle_steps=0)
 
 
 def _load_eval_runs(
@@ -88,7 +80,7 @@ def _load_eval_runs(
     for o in outcomes:
         if o.status == OutcomeStatus.SUCCEEDED:
             try:
-                loaded.append(SourcedRun(o.result_uri, RunResult.read(o.result_uri, storage=storage)))
+                loaded.append(SourcedRun(o.result_uri, read_contract(RunResult, o.result_uri, storage=storage)))
                 continue
             except (ContractError, StorageError) as exc:
                 failed.append((o, f"result {o.result_uri} unusable: {exc}"))
@@ -106,7 +98,7 @@ def _load_probes(outcomes: Sequence[RunOutcome], storage: Storage) -> tuple[list
         why = failure_line(o)
         if o.status == OutcomeStatus.SUCCEEDED:
             try:
-                probes.append(ProbeResult.read(o.result_uri, storage=storage))
+                probes.append(read_contract(ProbeResult, o.result_uri, storage=storage))
                 continue
             except (ContractError, StorageError) as exc:
                 why = f"{o.label}: result {o.result_uri} unusable: {exc}"

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from rlinf_aws.execution_names import execution_name, matrix_digest
 from rlinf_aws.settings import PipelineSettings
-from rlinf_bench.contracts.request import EvalRequest, ProbeSpec
+from rlinf_bench.contracts.layout import probe_result_uri
+from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, ProbeSpec
 from rlinf_bench.contracts.workflow import PlanInput, PlanResult, WorkItem
-from rlinf_bench.errors import ConfigError
-from rlinf_bench.storage import join
+from rlinf_bench.errors import InvalidRequestError
+from rlinf_bench.request_checks import validate_request
 from rlinf_k8s.dns_names import eval_job_name, probe_job_name
 
-__all__ = ["REFERENCE_BASELINES", "plan", "resolve_request", "result_root", "validate_request"]
-
-#: Baseline names that are not tables but earlier checkpoints, read back from MLflow.
-REFERENCE_BASELINES = frozenset({"previous", "best"})
+__all__ = ["REFERENCE_BASELINES", "plan", "resolve_request", "validate_for_workflow"]
 
 
 def resolve_request(request: EvalRequest, settings: PipelineSettings) -> EvalRequest:
@@ -36,46 +34,12 @@ def resolve_request(request: EvalRequest, settings: PipelineSettings) -> EvalReq
     return request.model_copy(update=updates) if updates else request
 
 
-def validate_request(request: EvalRequest) -> None:
-    """Raise a ConfigError naming the field and its allowed values for anything no Job could run."""
-    from rlinf_bench.baselines import get_baselines
-    from rlinf_bench.suites import get_suite, resolve_task_ids
-
-    for i, suite in enumerate(request.suites):
-        spec = get_suite(suite.name)  # UnknownSuiteError lists the known suites
-        try:
-            resolve_task_ids(spec, suite.tasks)
-        except ConfigError as exc:
-            raise ConfigError(f"suites[{i}].tasks: {exc}") from exc
-    get_baselines([b for b in request.baselines if b not in REFERENCE_BASELINES])
-    if request.suites and not request.image.strip():
-        raise ConfigError("image: the request has suites but no eval image; set `image` or EVAL_IMAGE")
-    if request.probes and not request.probe_image.strip():
-        raise ConfigError("probe_image: the request has probes but no probe image; set `probe_image` or PROBE_IMAGE")
+def validate_for_workflow(request: EvalRequest) -> None:
+    """The core's request checks (:func:`rlinf_bench.request_checks.validate_request`), plus what only the
+    workflow needs: a place for the results."""
+    validate_request(request)
     if not request.output_prefix:
-        raise ConfigError("output_prefix: results need a place; set `output_prefix` or RESULTS_PREFIX")
-    wf = request.workflow
-    shortest = min(
-        [request.kubernetes.eval_deadline_s] * bool(request.suites)
-        + [request.kubernetes.probe_deadline_s] * bool(request.probes),
-        default=0,
-    )
-    if shortest and wf.heartbeat_s >= shortest + wf.queue_s:
-        raise ConfigError(
-            f"workflow.heartbeat_s={wf.heartbeat_s} must be below a Job's timeout ({shortest + wf.queue_s} s = "
-            "deadline + workflow.queue_s); lower it or raise the deadline"
-        )
-    names = [p.name for p in request.probes]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise ConfigError(f"probes: {', '.join(twice)} listed twice; each probe runs once per request")
-
-
-def result_root(request: EvalRequest, digest: str) -> str:
-    """Where one checkpoint's results for one eval matrix live; attempts share it, so a re-run keeps
-    the runs that finished and redoes only the others. ``digest`` is the matrix hash of the request as
-    it was started (before the deployment filled images and prefixes), as in the execution name."""
-    return join(request.output_prefix, request.request_id, f"m{digest}")
+        raise InvalidRequestError("output_prefix: results need a place; set `output_prefix` or RESULTS_PREFIX")
 
 
 def _probe_item(request: EvalRequest, probe: ProbeSpec, base: str, root: str, heartbeat_s: int) -> WorkItem:
@@ -83,7 +47,7 @@ def _probe_item(request: EvalRequest, probe: ProbeSpec, base: str, root: str, he
         kind="probe",
         job_name=probe_job_name(base, probe.name, probe.nodes),
         namespace=request.kubernetes.namespace,
-        result_uri=join(root, "probes", f"{probe.name}.json"),
+        result_uri=probe_result_uri(root, probe.name),
         heartbeat_s=heartbeat_s,
         timeout_s=request.kubernetes.probe_deadline_s + request.workflow.queue_s,
         probe=probe,
@@ -93,13 +57,14 @@ def _probe_item(request: EvalRequest, probe: ProbeSpec, base: str, root: str, he
 def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
     """Resolve and check the request, then build one WorkItem per eval run and per probe."""
     request = resolve_request(inp.request, settings)
-    validate_request(request)
+    validate_for_workflow(request)
     base = inp.execution or execution_name(request)
-    root = result_root(request, matrix_digest(inp.request))
+    # Attempts share the root (a re-run keeps the runs that finished): it carries the matrix digest of the
+    # request as it was started (before the deployment filled images and prefixes), as the execution name does.
+    root = request.result_root(matrix_digest(inp.request))
     heartbeat_s = request.workflow.heartbeat_s
     eval_items = []
-    for run in request.expand():
-        run = run.model_copy(update={"output_uri": join(root, run.suite, f"run{run.run_index}.json")})
+    for run in request.expand(root):
         eval_items.append(
             WorkItem(
                 kind="eval",

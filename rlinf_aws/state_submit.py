@@ -30,20 +30,16 @@ def job_env(inp: SubmitInput, settings: PipelineSettings) -> dict[str, str]:
 
 
 def build_job(inp: SubmitInput, settings: PipelineSettings) -> JobBundle:
-    """The Job (and Service) of one item, named as the plan named it."""
-    item, base = inp.item, inp.execution or None
+    """The Job (and Service) of one item, under the name the Plan state gave it (``item.job_name``)."""
+    item = inp.item
     env = job_env(inp, settings)
     if item.kind == "eval":
         if item.run is None:
             raise JobSpecError(f"eval item {item.job_name} carries no run")
-        bundle = eval_job(inp.request, item.run, extra_env=env, name_base=base)
-    else:
-        if item.probe is None:
-            raise JobSpecError(f"probe item {item.job_name} carries no probe")
-        bundle = probe_job(inp.request, item.probe, extra_env=env, name_base=base, out_uri=item.result_uri)
-    if bundle.name != item.job_name:
-        raise JobSpecError(f"the plan named the Job {item.job_name} but it was built as {bundle.name}")
-    return bundle
+        return eval_job(inp.request, item.run, extra_env=env, name=item.job_name)
+    if item.probe is None:
+        raise JobSpecError(f"probe item {item.job_name} carries no probe")
+    return probe_job(inp.request, item.probe, extra_env=env, name=item.job_name, out_uri=item.result_uri)
 
 
 def submit(inp: SubmitInput, submitter: Submitter, settings: PipelineSettings) -> SubmitResult:

@@ -13,6 +13,7 @@ __all__ = [
     "ConfigError",
     "ContractError",
     "InvalidEventError",
+    "InvalidRequestError",
     "JobNotFoundError",
     "JobSpecError",
     "KubernetesError",
@@ -144,6 +145,13 @@ class ProbeUnavailableError(ProbeError):
 
 class JobSpecError(ConfigError):
     """A Kubernetes Job cannot be built from the request (bad name, label, image, resources, suite or probe)."""
+
+
+class InvalidRequestError(JobSpecError):
+    """An EvalRequest (or EvalRun) that no Job could run; raised by the Plan state before any Job starts.
+
+    A :class:`JobSpecError` (and so a :class:`ConfigError`) for the callers that catch those.
+    """
 
 
 class KubernetesError(RlinfBenchError):

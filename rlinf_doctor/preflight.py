@@ -115,16 +115,10 @@ def _write_failed_run(
     except (UnknownSuiteError, RlinfBenchError):
         max_steps, settle = run.max_steps or 1, 0
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    result = RunResult(
-        request_id=run.request_id,
-        suite=run.suite,
-        run_index=run.run_index,
-        seed=run.seed,
-        policy=run.policy,
-        checkpoint=run.checkpoint if run.checkpoint.uri else None,
-        status=RunStatus.FAILED,
+    result = RunResult.of_run(
+        run,
+        RunStatus.FAILED,
         error=f"PreflightError: {message}",
-        trials_per_task=run.trials,
         max_steps=max_steps,
         settle_steps=settle,
         timings=Timings(started_at=report.started_at or now, finished_at=now, wall_s=report.wall_s),

@@ -1,8 +1,9 @@
 """From an :class:`EvalRequest` to the Jobs that execute it: one per (suite, run) and one per probe.
 
-Everything here is validated before any API call: unknown suites or probes, a missing image, bad
-resources and names Kubernetes would reject all raise :class:`JobSpecError` (or the suite registry's
-:class:`UnknownSuiteError`) naming the field and the fix.
+Everything here is validated before any API call. The request itself is checked by the core's one
+request check (:mod:`rlinf_bench.request_checks`, which the Plan state runs too): unknown suites, tasks,
+trials, images, probes. What only Kubernetes cares about (resources and names it would reject) raises
+:class:`JobSpecError` here; every error names the field and the fix.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from typing import Any, Literal
 from kubernetes import client as k8s
 
 from rlinf_bench.contracts import EvalRequest, EvalRun, ProbeName, ProbeSpec
-from rlinf_bench.errors import ConfigError, JobSpecError
-from rlinf_bench.robotwin import is_robotwin_suite
+from rlinf_bench.contracts.layout import probe_result_uri
+from rlinf_bench.errors import JobSpecError
+from rlinf_bench.request_checks import check_probe, check_run, image_for_suite, validate_request
 from rlinf_k8s.dns_names import eval_job_name, probe_job_name, sanitize_label_value
 from rlinf_k8s.jobspec import RDZV_PORT, ContainerResources, JobSpec, escape_var_refs, to_manifest
 
 __all__ = [
     "LABEL_PREFIX",
-    "PROBES",
     "REQUEST_ID_ANNOTATION",
     "JobBundle",
     "eval_job",
@@ -30,7 +31,6 @@ __all__ = [
     "validate_request",
 ]
 
-PROBES = tuple(ProbeName)
 # Exit codes after which a retry cannot help, so the Job fails at once (podFailurePolicy FailJob):
 # eval_runner exits 2 for bad input or a failed run (it retries transient errors itself);
 # infra_probes exits 1 (verdict fail) and 3 (not_available) after writing its ProbeResult.
@@ -67,46 +67,6 @@ class JobBundle:
         return [to_manifest(o) for o in objs]
 
 
-def _check_suite(name: str, tasks: list[int] | None) -> None:
-    from rlinf_bench.suites import get_suite, resolve_task_ids
-
-    suite = get_suite(name)  # raises UnknownSuiteError listing the valid suites
-    try:
-        resolve_task_ids(suite, tasks)
-    except ConfigError as exc:
-        raise JobSpecError(f"suites[{name}].tasks: {exc}") from exc
-
-
-def _check_probe(probe: ProbeSpec) -> None:
-    if probe.name not in PROBES:
-        raise JobSpecError(f"unknown probe {probe.name!r}; valid probes: {', '.join(PROBES)}")
-    if probe.nodes > 1 and probe.name != ProbeName.NCCL:
-        raise JobSpecError(f"probe {probe.name!r} runs on one node; only 'nccl' takes nodes > 1 (got {probe.nodes})")
-
-
-def validate_request(request: EvalRequest) -> None:
-    """Raise a clear error for anything in ``request`` that would make a Job fail or be rejected."""
-    if any(not is_robotwin_suite(s.name) for s in request.suites) and not request.image.strip():
-        raise JobSpecError(
-            "the request has suites but no `image`: set it to the eval image (see docker/Dockerfile.eval)"
-        )
-    if any(is_robotwin_suite(s.name) for s in request.suites) and not request.robotwin_image.strip():
-        raise JobSpecError(
-            "the request has RoboTwin suites but no `robotwin_image`: set it to the RoboTwin eval image "
-            "(see docker/Dockerfile.eval-robotwin)"
-        )
-    if request.probes and not request.probe_image.strip():
-        raise JobSpecError("the request has probes but no `probe_image`: set it (see docker/Dockerfile.probe)")
-    for suite in request.suites:
-        _check_suite(suite.name, suite.tasks)
-    seen: set[str] = set()
-    for probe in request.probes:
-        _check_probe(probe)
-        if probe.name in seen:
-            raise JobSpecError(f"probe {probe.name!r} is listed twice; each probe runs once per request")
-        seen.add(probe.name)
-
-
 def _labels(request: EvalRequest, kind: str, **extra: str) -> dict[str, str]:
     labels = {
         "app": "rlinf-bench",
@@ -140,15 +100,15 @@ def eval_job(
     run: EvalRun,
     *,
     extra_env: Mapping[str, str] | None = None,
-    name_base: str | None = None,
+    name: str | None = None,
 ) -> JobBundle:
     """The Job of one evaluation run: ``python -m eval_runner --request <EvalRun JSON> [--out URI --resume]``.
 
-    ``name_base`` (default: the request id) is what the Job is named after; the workflow passes the
-    execution name, so a re-run attempt gets Jobs of its own.
+    ``name`` is the Job's name as the Plan state made it (its WorkItem's ``job_name``, after the execution,
+    so a re-run attempt gets Jobs of its own); without a plan it is derived from the request id.
     """
-    _check_suite(run.suite, run.task_ids)
-    name = eval_job_name(name_base or run.request_id, run.suite, run.run_index)
+    check_run(run)
+    name = name or eval_job_name(run.request_id, run.suite, run.run_index)
     command = ["python", "-m", "eval_runner", "--request", escape_var_refs(run.to_json(indent=None))]
     if run.output_uri:
         # A pod that is retried (eviction, node loss) keeps the episodes its predecessor finished,
@@ -158,7 +118,7 @@ def eval_job(
     spec = JobSpec(
         name=name,
         namespace=request.kubernetes.namespace,
-        image=request.robotwin_image if is_robotwin_suite(run.suite) else request.image,
+        image=image_for_suite(request, run.suite),
         command=command,
         resources=ContainerResources(cpu=res.cpu, memory=res.memory, gpu=res.gpu, gpu_key=res.gpu_resource_key),
         settings=request.kubernetes,
@@ -175,7 +135,7 @@ def eval_job(
 def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str, out_uri: str | None = None) -> list[str]:
     tail = ["infra_probes", probe.name, "--json"]
     if not out_uri and request.output_prefix:
-        out_uri = f"{request.output_prefix.rstrip('/')}/{request.request_id}/probes/{probe.name}.json"
+        out_uri = probe_result_uri(request.result_root(), probe.name)
     if out_uri:
         tail += ["--out", escape_var_refs(out_uri)]
     tail += [escape_var_refs(a) for a in probe.args]
@@ -208,15 +168,16 @@ def probe_job(
     probe: ProbeSpec,
     *,
     extra_env: Mapping[str, str] | None = None,
-    name_base: str | None = None,
+    name: str | None = None,
     out_uri: str | None = None,
 ) -> JobBundle:
     """The Job of one probe; the multi-node NCCL probe is an Indexed Job plus a headless Service.
 
-    ``out_uri`` is where the ProbeResult goes (default: under the request's output prefix).
+    ``name`` as for :func:`eval_job`; ``out_uri`` is where the ProbeResult goes (default: under the
+    request's result root).
     """
-    _check_probe(probe)
-    name = probe_job_name(name_base or request.request_id, probe.name, probe.nodes)
+    check_probe(probe, where=f"probes[{probe.name}]")
+    name = name or probe_job_name(request.request_id, probe.name, probe.nodes)
     res = request.resources
     spec = JobSpec(
         name=name,

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import Any, ClassVar, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from rlinf_bench.errors import ContractError
 
-if TYPE_CHECKING:
-    from rlinf_bench.storage import Storage
+
+class DocumentSource(Protocol):
+    """Where stored documents are read from (:class:`rlinf_bench.storage.Storage`: local paths and ``s3://``)."""
+
+    def read_bytes(self, uri: str) -> bytes: ...
 
 
 class Contract(BaseModel):
@@ -64,15 +67,13 @@ class Contract(BaseModel):
         return cls.from_json(text, source=str(p))
 
     @classmethod
-    def read(cls, uri: str, *, storage: Storage | None = None) -> Self:
-        """Read and validate a JSON document at a local path or an ``s3://`` URI; errors name ``uri``."""
-        from rlinf_bench.storage import Storage, StoredObjectMissingError
+    def read(cls, uri: str, *, storage: DocumentSource) -> Self:
+        """Read and validate the JSON document at ``uri`` from ``storage``; errors name ``uri``.
 
-        try:
-            text = (storage or Storage()).read_bytes(uri)
-        except StoredObjectMissingError as exc:
-            raise ContractError(f"{cls.__name__} {uri} does not exist; check the path or URI") from exc
-        return cls.from_json(text, source=uri)
+        The storage's own error says when there is no document (:func:`rlinf_bench.documents.read_contract`
+        turns that into a ContractError naming the contract).
+        """
+        return cls.from_json(storage.read_bytes(uri), source=uri)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """Serialize to JSON (the inverse of :meth:`from_json`)."""

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.probes import ProbeResult
+from rlinf_bench.contracts.protocol_profiles import RunProtocol
 from rlinf_bench.contracts.results import Provenance, RunStatus
-from rlinf_bench.protocols import RunProtocol
 
 
 class VerdictValue(StrEnum):

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.layout import result_root, run_result_uri
 from rlinf_bench.contracts.probes import ProbeName
 
 #: The brief's defaults for every eval matrix (EvalMatrix): the paper's "Reference Results" suites,
@@ -17,6 +18,8 @@ from rlinf_bench.contracts.probes import ProbeName
 DEFAULT_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 DEFAULT_SEEDS = (0, 1, 2)
 DEFAULT_BASELINES = ("libero/openvla-oft-rlinf", "previous", "best")
+#: Baseline names that are not tables but earlier checkpoints, read back from MLflow.
+REFERENCE_BASELINES = frozenset({"previous", "best"})
 
 
 class Resources(BaseModel):
@@ -118,7 +121,9 @@ class EvalRun(Contract):
     run_index: int = Field(ge=0)
     seed: int
     task_ids: list[int] | None = None
-    trials: int = Field(default=50, ge=1)
+    trials_per_task: int = Field(
+        default=50, ge=1, description="Episodes per task, one per initial state (as in EvalMatrix and RunResult)"
+    )
     max_steps: int | None = Field(default=None, ge=1)
     policy: str = "builtin:demo"
     workers: int = Field(default=1, ge=1)
@@ -133,6 +138,21 @@ class EvalRun(Contract):
     on_episode_error: Literal["fail-run", "fail-episode"] = Field(
         default="fail-run", description="A simulator exception fails the run, or only its episode (as OpenVLA-OFT)"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_trials_name(cls, data: Any) -> Any:
+        # `trials` was this field's name: EvalRun JSON and --request files that use it still read (it wins
+        # over trials_per_task, as an explicit override on top of a request does).
+        if isinstance(data, dict) and "trials" in data:
+            data = {**data, "trials_per_task": data["trials"]}
+            del data["trials"]
+        return data
+
+    @property
+    def trials(self) -> int:
+        """The field's old name (EvalRun JSON written before it was trials_per_task still reads)."""
+        return self.trials_per_task
 
     @property
     def run_id(self) -> str:
@@ -238,14 +258,17 @@ class EvalRequest(Contract, EvalMatrix):
             self.request_id = request_id_for(self.checkpoint)
         return self
 
-    def expand(self) -> list[EvalRun]:
-        """The eval matrix as one EvalRun per (suite, run)."""
+    def result_root(self, digest: str | None = None) -> str:
+        """Where this request's results go (:mod:`rlinf_bench.contracts.layout`); empty without an output prefix."""
+        return result_root(self.output_prefix, self.request_id, digest) if self.output_prefix else ""
+
+    def expand(self, root: str | None = None) -> list[EvalRun]:
+        """The eval matrix as one EvalRun per (suite, run), each writing under ``root`` (default: :meth:`result_root`)."""
+        root = self.result_root() if root is None else root
         out: list[EvalRun] = []
         for suite in self.suites:
             for run_index in range(self.runs):
-                output = None
-                if self.output_prefix:
-                    output = f"{self.output_prefix.rstrip('/')}/{self.request_id}/{suite.name}/run{run_index}.json"
+                output = run_result_uri(root, suite.name, run_index) if root else None
                 out.append(
                     EvalRun(
                         request_id=self.request_id,
@@ -254,7 +277,7 @@ class EvalRequest(Contract, EvalMatrix):
                         run_index=run_index,
                         seed=self.seeds[run_index],
                         task_ids=suite.tasks,
-                        trials=self.trials_per_task,
+                        trials_per_task=self.trials_per_task,
                         max_steps=suite.max_steps,
                         policy=self.policy,
                         workers=self.workers,

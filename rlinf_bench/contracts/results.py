@@ -3,14 +3,18 @@ and the provenance needed to trace every number back to its seeds, versions and 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
-from rlinf_bench.protocols import RunProtocol
+from rlinf_bench.contracts.protocol_profiles import RunProtocol
+
+if TYPE_CHECKING:
+    from rlinf_bench.contracts.request import EvalRun
 
 
 class RunStatus(StrEnum):
@@ -149,6 +153,40 @@ class RunResult(Contract):
         if abs(self.success_rate - rate) > 1e-9:
             raise ValueError(f"success_rate={self.success_rate} but successes/episodes={rate}")
         return self
+
+    @classmethod
+    def of_run(
+        cls,
+        run: EvalRun,
+        status: RunStatus,
+        *,
+        max_steps: int,
+        settle_steps: int,
+        tasks: Sequence[TaskResult] = (),
+        error: str | None = None,
+        protocol: RunProtocol | None = None,
+        timings: Timings | None = None,
+        provenance: Provenance | None = None,
+    ) -> RunResult:
+        """The one way to build the RunResult of an EvalRun: the run's identity and settings, its tasks'
+        totals derived. Used by the eval Job (as it goes), the Jobs' preflight and the aggregate's stand-ins."""
+        base = cls(
+            request_id=run.request_id,
+            suite=run.suite,
+            run_index=run.run_index,
+            seed=run.seed,
+            policy=run.policy,
+            checkpoint=run.checkpoint if run.checkpoint.uri else None,
+            status=status,
+            error=error,
+            trials_per_task=run.trials_per_task,
+            max_steps=max_steps,
+            settle_steps=settle_steps,
+            protocol=protocol,
+            timings=timings or Timings(),
+            provenance=provenance or Provenance(),
+        )
+        return base.with_tasks(list(tasks)) if tasks else base
 
     def with_tasks(self, tasks: list[TaskResult]) -> RunResult:
         """A copy whose tasks (and derived suite totals) are replaced."""

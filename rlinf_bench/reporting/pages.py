@@ -17,8 +17,8 @@ from typing import Any
 
 from rlinf_bench.contracts import CheckpointReport, Provenance, StateOutcome, SuiteReport
 from rlinf_bench.reporting.format import checkpoint_title
-from rlinf_bench.reporting.provenance_diff import provenance_fields
 from rlinf_bench.reporting.templating import render
+from rlinf_bench.stats.provenance_diff import provenance_fields
 from rlinf_bench.stats.verdicts import pick_previous_and_best
 
 __all__ = ["VideoReader", "checkpoint_slug", "write_pages"]

@@ -27,6 +27,7 @@ from rlinf_bench.contracts import (
     SuiteReport,
     TaskSummary,
 )
+from rlinf_bench.documents import read_contract
 from rlinf_bench.errors import ResultsMismatchError
 from rlinf_bench.protocols import RunProtocol
 from rlinf_bench.stats.intervals import CLUSTERED_METHOD, clustered_interval, wilson
@@ -299,10 +300,10 @@ def load_runs(uris: Sequence[str], *, storage: Storage | None = None) -> list[So
     A missing or invalid document raises ContractError naming the URI (and the bad field).
     """
     store = storage or Storage()
-    return [SourcedRun(str(u), RunResult.read(str(u), storage=store)) for u in uris]
+    return [SourcedRun(str(u), read_contract(RunResult, str(u), storage=store)) for u in uris]
 
 
 def load_probes(uris: Sequence[str], *, storage: Storage | None = None) -> list[ProbeResult]:
     """Read ProbeResults from local paths or ``s3://`` URIs; errors name the URI like :func:`load_runs`."""
     store = storage or Storage()
-    return [ProbeResult.read(str(u), storage=store) for u in uris]
+    return [read_contract(ProbeResult, str(u), storage=store) for u in uris]

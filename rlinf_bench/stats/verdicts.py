@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport, StateOutcome, SuiteReport, Verdict, VerdictValue
 from rlinf_bench.protocols import RunProtocol, protocol_differences
-from rlinf_bench.reporting.provenance_diff import changes_line, environment_changes
 from rlinf_bench.stats.flips import flipped_states
 from rlinf_bench.stats.intervals import clustered_interval
 from rlinf_bench.stats.power import mde_constant, mde_paired, mde_two_proportion
+from rlinf_bench.stats.provenance_diff import changes_line, environment_changes
 from rlinf_bench.stats.significance import (
     ComparisonOutcome,
     compare_to_constant,

@@ -142,7 +142,7 @@ def test_given_a_task_id_out_of_range_then_exit_2_naming_the_valid_range(
 
 def test_given_too_many_trials_then_exit_2_naming_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     err, _ = _fails(tmp_path, capsys, "--trials", "51", "--policy", "builtin:zero")
-    assert "--trials <= 50" in err
+    assert "trials_per_task (--trials) to at most 50" in err
 
 
 def test_given_a_missing_checkpoint_then_exit_2_naming_the_path(

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from eval_runner.policies.base import ObservationSpec, Policy
 from eval_runner.episode_settings import render_spec, resolve_protocol, with_policy
+from eval_runner.policies.base import ObservationSpec, Policy
 from eval_runner.settings import EvalSettings
 from rlinf_bench.contracts import CheckpointRef, EvalRun
 

@@ -196,7 +196,7 @@ def test_given_a_two_node_nccl_probe_then_an_indexed_job_and_headless_service_wi
         ({"image": ""}, JobSpecError, "no `image`"),
         ({"probe_image": " "}, JobSpecError, "no `probe_image`"),
         ({"suites": [{"name": "libero_100"}]}, UnknownSuiteError, "libero_100"),
-        ({"suites": [{"name": "libero_spatial", "tasks": [12]}]}, JobSpecError, "suites[libero_spatial].tasks"),
+        ({"suites": [{"name": "libero_spatial", "tasks": [12]}]}, JobSpecError, "suites[0].tasks"),
         ({"probes": [{"name": "gpu", "nodes": 2}]}, JobSpecError, "only 'nccl' takes nodes > 1"),
         ({"probes": [{"name": "gpu"}, {"name": "gpu"}]}, JobSpecError, "listed twice"),
         ({"kubernetes": JobSettings(namespace="Eval_NS")}, JobSpecError, "kubernetes.namespace='Eval_NS'"),

@@ -7,10 +7,10 @@ import pytest
 from rlinf_aws.execution_names import execution_name, matrix_digest, parse_execution_name
 from rlinf_aws.settings import PipelineSettings
 from rlinf_aws.state_plan import plan
-from rlinf_bench.contracts import CheckpointRef, EvalRequest, ProbeSpec, SuiteSelection
+from rlinf_bench.contracts import CheckpointRef, EvalRequest, EvalRun, ProbeSpec, SuiteSelection
 from rlinf_bench.contracts.request import WorkflowSettings
 from rlinf_bench.contracts.workflow import PlanInput
-from rlinf_bench.errors import ConfigError, UnknownBaselineError, UnknownSuiteError
+from rlinf_bench.errors import ConfigError, InvalidRequestError, UnknownBaselineError, UnknownSuiteError
 
 CKPT = CheckpointRef(uri="s3://b/exp/checkpoints/global_step_7", experiment="exp", global_step=7)
 SETTINGS = PipelineSettings(
@@ -86,3 +86,21 @@ def test_execution_names_carry_the_matrix_hash_and_attempt_and_fit_step_function
         uri="s3://b/" + "x" * 200 + "/global_step_123456789", experiment="e" * 80, global_step=123456789
     )
     assert len(execution_name(request(checkpoint=long), 999)) <= 80
+
+
+@pytest.mark.parametrize(("suite", "limit"), [("libero_goal", 50), ("robotwin_short", 100)])
+def test_too_many_trials_fail_at_plan_naming_trials_and_the_suites_limit(suite: str, limit: int) -> None:
+    req = request(
+        suites=[SuiteSelection(name=suite)], trials_per_task=limit + 1, robotwin_image="rt@sha256:" + "c" * 64
+    )
+    with pytest.raises(InvalidRequestError) as info:
+        plan(PlanInput(request=req), SETTINGS)
+    message = str(info.value)
+    assert f"trials_per_task={limit + 1}" in message and f"at most {limit}" in message and suite in message
+
+
+def test_old_trials_field_of_an_eval_run_still_reads() -> None:
+    run = request().expand()[0]
+    old = run.model_dump(mode="json")
+    old["trials"] = old.pop("trials_per_task") - 7
+    assert EvalRun.model_validate(old).trials_per_task == 43

@@ -24,7 +24,9 @@ def test_given_the_registry_then_it_has_the_five_libero_suites_with_openvla_oft_
 
 
 def test_given_a_misspelt_suite_when_looked_up_then_the_error_lists_valid_names_and_suggests_one() -> None:
-    with pytest.raises(UnknownSuiteError, match=r"unknown suite .*; valid: libero_spatial, .*Did you mean 'libero_spatial'\?"):
+    with pytest.raises(
+        UnknownSuiteError, match=r"unknown suite .*; valid: libero_spatial, .*Did you mean 'libero_spatial'\?"
+    ):
         get_suite("libero_spatal")
 
 

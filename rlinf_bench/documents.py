@@ -1,0 +1,21 @@
+"""Reading stored contracts: a JSON document at a local path or an ``s3://`` URI, validated, errors naming both."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from rlinf_bench.contracts.base import Contract
+from rlinf_bench.errors import ContractError
+from rlinf_bench.storage import Storage, StoredObjectMissingError
+
+__all__ = ["read_contract"]
+
+C = TypeVar("C", bound=Contract)
+
+
+def read_contract(model: type[C], uri: str, *, storage: Storage | None = None) -> C:
+    """``model`` read from ``uri``; a missing or invalid document raises ContractError naming the URI."""
+    try:
+        return model.read(uri, storage=storage or Storage())
+    except StoredObjectMissingError as exc:
+        raise ContractError(f"{model.__name__} {uri} does not exist; check the path or URI") from exc

@@ -1,0 +1,100 @@
+"""The one check of an EvalRequest: everything a Job would trip over, found before any Job starts.
+
+The Plan state runs :func:`validate_request` on the whole request; the Kubernetes adapter builds Jobs
+only from requests that passed it (and checks a single run with :func:`check_run`). Every error is an
+:class:`InvalidRequestError` (or the suite/baseline registry's unknown-name error) naming the field and
+the fix, so one bad value fails the execution once, at Plan, instead of failing every Job.
+"""
+
+from __future__ import annotations
+
+from rlinf_bench.baselines import get_baselines
+from rlinf_bench.contracts.probes import ProbeName
+from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, EvalRun, ProbeSpec
+from rlinf_bench.errors import ConfigError, InvalidRequestError
+from rlinf_bench.robotwin import is_robotwin_suite
+from rlinf_bench.suites import SuiteSpec, get_suite, resolve_task_ids
+
+__all__ = ["JOB_SET_PROBE_ARGS", "check_probe", "check_run", "check_suite", "image_for_suite", "validate_request"]
+
+#: Probe options the probe Job sets itself (the result path and the output format).
+JOB_SET_PROBE_ARGS = ("--out", "--json")
+
+
+def image_for_suite(request: EvalRequest, suite: str) -> str:
+    """The image that runs ``suite``: the RoboTwin image for RoboTwin suites, the eval image for LIBERO's."""
+    return request.robotwin_image if is_robotwin_suite(suite) else request.image
+
+
+def check_suite(name: str, tasks: list[int] | None, trials_per_task: int, *, where: str) -> SuiteSpec:
+    """The suite ``name`` once its tasks and trial count fit it; ``where`` names the field (``suites[0]``)."""
+    spec = get_suite(name)  # UnknownSuiteError lists the known suites and the closest one
+    try:
+        resolve_task_ids(spec, tasks)
+    except ConfigError as exc:
+        raise InvalidRequestError(f"{where}.tasks: {exc}") from exc
+    if trials_per_task > spec.init_states:
+        raise InvalidRequestError(
+            f"trials_per_task={trials_per_task} but suite {spec.name} ({where}) has {spec.init_states} initial "
+            f"states per task, one trial each: set trials_per_task (--trials) to at most {spec.init_states}"
+        )
+    return spec
+
+
+def check_run(run: EvalRun) -> SuiteSpec:
+    """One eval run (what one Job executes) against its suite."""
+    return check_suite(run.suite, run.task_ids, run.trials_per_task, where=f"suites[{run.suite}]")
+
+
+def check_probe(probe: ProbeSpec, *, where: str) -> None:
+    """A probe's nodes and arguments; ``where`` names the field (``probes[1]``)."""
+    if probe.nodes > 1 and probe.name != ProbeName.NCCL:
+        raise InvalidRequestError(
+            f"{where}.nodes: probe {probe.name!r} runs on one node; only 'nccl' takes nodes > 1 (got {probe.nodes})"
+        )
+    for arg in probe.args:
+        if arg.split("=", 1)[0] in JOB_SET_PROBE_ARGS:
+            raise InvalidRequestError(f"{where}.args: {arg!r} is set by the probe Job itself; remove it")
+
+
+def _check_images(request: EvalRequest) -> None:
+    if any(not is_robotwin_suite(s.name) for s in request.suites) and not request.image.strip():
+        raise InvalidRequestError(
+            "image: the request has LIBERO suites but no `image`: set it to the eval image (docker/Dockerfile.eval; "
+            "the workflow fills it from EVAL_IMAGE)"
+        )
+    if any(is_robotwin_suite(s.name) for s in request.suites) and not request.robotwin_image.strip():
+        raise InvalidRequestError(
+            "robotwin_image: the request has RoboTwin suites but no `robotwin_image`: set it to the RoboTwin eval "
+            "image (see docker/Dockerfile.eval-robotwin)"
+        )
+    if request.probes and not request.probe_image.strip():
+        raise InvalidRequestError(
+            "probe_image: the request has probes but no `probe_image`: set it to the probe image "
+            "(see docker/Dockerfile.probe; the workflow fills it from PROBE_IMAGE)"
+        )
+
+
+def _check_timeouts(request: EvalRequest) -> None:
+    wf, k8s = request.workflow, request.kubernetes
+    deadlines = [k8s.eval_deadline_s] * bool(request.suites) + [k8s.probe_deadline_s] * bool(request.probes)
+    if deadlines and wf.heartbeat_s >= min(deadlines) + wf.queue_s:
+        raise InvalidRequestError(
+            f"workflow.heartbeat_s={wf.heartbeat_s} must be below a Job's timeout ({min(deadlines) + wf.queue_s} s = "
+            "deadline + workflow.queue_s); lower it or raise the deadline"
+        )
+
+
+def validate_request(request: EvalRequest) -> None:
+    """Raise naming the field and the fix for anything in ``request`` that no Job could run."""
+    for i, suite in enumerate(request.suites):
+        check_suite(suite.name, suite.tasks, request.trials_per_task, where=f"suites[{i}]")
+    _check_images(request)
+    names = [p.name for p in request.probes]
+    twice = sorted({str(n) for n in names if names.count(n) > 1})
+    if twice:
+        raise InvalidRequestError(f"probes: {', '.join(twice)} listed twice; each probe runs once per request")
+    for i, probe in enumerate(request.probes):
+        check_probe(probe, where=f"probes[{i}]")
+    get_baselines([b for b in request.baselines if b not in REFERENCE_BASELINES])  # UnknownBaselineError
+    _check_timeouts(request)
