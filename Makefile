@@ -10,15 +10,18 @@ PY := $(VENV)/bin/python
 # uv, pinned (pip-installed under ~/.cache unless on PATH). It reads UV_FIND_LINKS, not PIP_FIND_LINKS (the CPU torch
 # build). Venvs hard-link uv's cache: one copy of torch for three venvs; no pip cache, no ahead-of-time .pyc.
 UV_VERSION := 0.13.8
-UV := $(shell [ "$$(uv --version 2>/dev/null | cut -d' ' -f2)" = $(UV_VERSION) ] && command -v uv || echo $(HOME)/.cache/rlinf-bench/uv-$(UV_VERSION)/bin/uv)
-export UV_FIND_LINKS ?= $(shell echo $(PIP_FIND_LINKS) | tr ' ' ,)
+# Parsed without grep, cut or tr: a user's minimal PATH (make browser as nobody in the tests) must parse it quietly.
+comma := ,
+export UV := $(or $(and $(filter $(UV_VERSION),$(word 2,$(shell uv --version 2>/dev/null))),$(shell command -v uv)),\
+  $(HOME)/.cache/rlinf-bench/uv-$(UV_VERSION)/bin/uv)
+export UV_FIND_LINKS ?= $(subst $() ,$(comma),$(strip $(PIP_FIND_LINKS)))
 export UV_PYTHON ?= $(PYTHON)
 export UV_LINK_MODE ?= hardlink
 SYNC = UV_PROJECT_ENVIRONMENT=$(1) $(UV) sync --locked --quiet $(2)
 help: ## this list
-	@awk -F':.*## ' '/^[a-z-]+:.*## /{printf "  make %-18s %s\n",$$1,$$2} /^build-/{sub(/:.*/,""); b=b" "$$0} \
-	  END{print "  make build-<LogicalId>  what sam build runs:" b}' $(MAKEFILE_LIST)
-.PHONY: $(shell grep -o '^[a-zA-Z-]*:' $(MAKEFILE_LIST) | tr -d :)
+	@awk -F':.*## ' '/^[a-z-]+:.*## /{printf "  make %-18s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
+	@echo "  make build-<LogicalId>  what sam build runs: build-SharedLayer $(foreach f,$(FUNCTIONS),build-$(call field,$(f),1))"
+.PHONY: $(shell awk -F: '/^[a-zA-Z-]+:/{print $$1}' $(MAKEFILE_LIST) 2>/dev/null)
 $(UV):
 	$(PYTHON) -m pip install --quiet --no-cache-dir --target $(dir $(@D)) uv==$(UV_VERSION)
 setup: setup-main setup-rlinf setup-robotwin setup-tools browser ## every venv from uv.lock, asl-validator, Chromium
@@ -43,12 +46,16 @@ uvexport = mkdir -p $(dir $(1)) && { echo "\# Exported from uv.lock by make requ
   there, not here."; $(UV) export --frozen --quiet --no-emit-project --no-header $(2); } >$(1)
 define requirements
 	$(call uvexport,$(1)/layers/shared/requirements.txt,--no-hashes --only-group lambda-layer)
-	$(foreach f,$(FUNCTIONS),$(call uvexport,$(1)/functions/$(word 1,$(subst :, ,$(f)))/requirements.txt,--no-hashes --only-group $(word 2,$(subst :, ,$(f))));)
+	$(foreach f,$(FUNCTIONS),$(call uvexport,$(1)/functions/$(call field,$(f),2)/requirements.txt,--no-hashes --only-group $(call field,$(f),3));)
 	$(call uvexport,$(1)/eval_runner/robotwin/requirements.txt,--extra robotwin --extra aws --no-emit-package torch --no-emit-package rlinf-robotwin-runtime)
 	$(call uvexport,$(1)/eval_runner/robotwin/runtime.txt,--extra robotwin --no-hashes | grep '^rlinf-robotwin-runtime==')
 endef
-FUNCTIONS := checkpoint_router:lambda-layer request_planner:lambda-layer slack_notifier:lambda-layer \
-  job_submitter:lambda-k8s failure_notifier:lambda-k8s results_publisher:lambda-mlflow results_aggregator:lambda-plot
+# template.yaml's functions as LogicalId:folder:dependency group (tests/unit/deploy keeps it equal to the template).
+FUNCTIONS := CheckpointRouterFunction:checkpoint_router:lambda-layer RequestPlannerFunction:request_planner:lambda-layer \
+  SlackNotifierFunction:slack_notifier:lambda-layer JobSubmitterFunction:job_submitter:lambda-k8s \
+  FailureNotifierFunction:failure_notifier:lambda-k8s ResultsPublisherFunction:results_publisher:lambda-mlflow \
+  ResultsAggregatorFunction:results_aggregator:lambda-plot
+field = $(word $(2),$(subst :, ,$(1)))
 requirements: | $(UV) ; $(call requirements,.) ## re-export the requirements files above from uv.lock
 check-requirements: | $(UV) ## the committed requirements files match uv.lock
 	@rm -rf build/requirements-check && $(call requirements,build/requirements-check)
@@ -76,7 +83,7 @@ browser: ## headless Chromium for the HTML report's browser tests
 RL_TESTS := $(addprefix tests/,unit/eval_runner/policies/test_rlinf_policy.py unit/eval_runner/policies/test_rlinf_cli_errors.py \
   integration/policy_server/test_serve_rlinf_policy.py sim/test_rlinf_rollout.py)
 test: setup lint typecheck schemas check-deploy lock-check check-requirements ## all checks, then every test tier
-	$(VENV)/bin/pytest $(PYTEST_ARGS) && $(MAKE) test-robotwin test-rlinf
+	$(PY) scripts/test_tiers.py --rlinf-python $(RL_VENV)/bin/python --robotwin-python $(RT_VENV)/bin/python $(PYTEST_ARGS)
 unit: setup-main ; $(VENV)/bin/pytest -m "not sim and not slow" $(PYTEST_ARGS) ## the fast tests (not sim, not slow)
 test-robotwin: setup-robotwin ; $(RT_VENV)/bin/pytest tests/robotwin $(PYTEST_ARGS) ## tests/robotwin in .venv-robotwin
 test-rlinf: setup-rlinf ; $(RL_VENV)/bin/python -m pytest $(RL_TESTS) -p no:cacheprovider $(PYTEST_ARGS) ## in .venv-rlinf
@@ -95,13 +102,7 @@ build-SharedLayer: | $(UV)
 	cp -r $(LAMBDA_PACKAGES) "$(ARTIFACTS_DIR)/python/" && $(SLIM) "$(ARTIFACTS_DIR)/python"
 lambda_function = $(LAMBDA_PIP) --target "$(ARTIFACTS_DIR)" -r "$(ROOT)functions/$(1)/requirements.txt" && $(SLIM) "$(ARTIFACTS_DIR)" \
   --without-layer "$(ROOT)layers/shared/requirements.txt" && cp "$(ROOT)functions/$(1)/"*.py "$(ARTIFACTS_DIR)/"
-build-CheckpointRouterFunction: ; $(call lambda_function,checkpoint_router)
-build-RequestPlannerFunction: ; $(call lambda_function,request_planner)
-build-JobSubmitterFunction: ; $(call lambda_function,job_submitter)
-build-ResultsAggregatorFunction: ; $(call lambda_function,results_aggregator)
-build-ResultsPublisherFunction: ; $(call lambda_function,results_publisher)
-build-FailureNotifierFunction: ; $(call lambda_function,failure_notifier)
-build-SlackNotifierFunction: ; $(call lambda_function,slack_notifier)
+$(foreach f,$(FUNCTIONS),$(eval build-$(call field,$(f),1): ; $$(call lambda_function,$(call field,$(f),2))))
 IMAGE_TAG ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 images: ## build and push the Jobs' images, print their digests (REGISTRY=..., IMAGE_TAG=...; docs/deploy.md)
 	@command -v docker >/dev/null || { echo "make images needs Docker (docs/deploy.md lists the commands)"; exit 1; }; \

@@ -47,7 +47,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--tasks", metavar="IDS", help="comma-separated task ids, e.g. 0,3,5 (default: all)")
     p.add_argument(
-        "--trials", type=int, metavar="N", help="episodes per task, one per fixed initial state (default 50)"
+        "--trials",
+        "--trials-per-task",
+        dest="trials",
+        type=int,
+        metavar="N",
+        help="episodes per task, one per fixed initial state (default 50)",
     )
     p.add_argument(
         "--protocol",
@@ -169,7 +174,7 @@ def build_run(args: argparse.Namespace, *, s3_client: Any = None) -> EvalRun:
     overrides = {
         "suite": args.suite,
         "task_ids": parse_task_ids(args.tasks) if args.tasks else None,
-        "trials": args.trials,
+        "trials_per_task": args.trials,
         "max_steps": args.max_steps,
         "seed": args.seed,
         "run_index": args.run_index,

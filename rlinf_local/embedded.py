@@ -21,11 +21,19 @@ from typing import Any
 from rlinf_bench.errors import ConfigError
 from rlinf_local.aws import LocalAws, local_aws
 from rlinf_local.inputs import LocalCheckpoint
-from rlinf_local.lambdas import FUNCTION_FOLDERS, load_app
+from rlinf_local.lambdas import load_app
 from rlinf_local.local_executor import LocalExecutor
 from rlinf_local.outbox import EmailOutbox, SlackOutbox
 from rlinf_local.sqs_poller import SqsPoller
-from rlinf_local.stack import REPO, Adaptation, LocalStack, StackParameters, deploy_stack, transformed_template
+from rlinf_local.stack import (
+    REPO,
+    Adaptation,
+    LocalStack,
+    StackParameters,
+    deploy_stack,
+    function_folders,
+    transformed_template,
+)
 
 __all__ = ["Embedded"]
 
@@ -145,8 +153,9 @@ class Embedded:
             # One line per invocation at INFO would bury the progress; warnings and errors still show.
             "POWERTOOLS_LOG_LEVEL": os.environ.get("RLINF_BENCH_LAMBDA_LOG_LEVEL", "WARNING"),
         }
+        folders = function_folders()
         for logical, (name, env) in self.stack.functions.items():
-            folder = FUNCTION_FOLDERS[logical]
+            folder = folders[logical]
             # Settings the template gives a function are replaced for local use; it gets no new ones but these.
             env = {**env, **{k: v for k, v in overrides.items() if k in env}, **always}
             if "MLFLOW_TRACKING_URI" in env and not http_uri:

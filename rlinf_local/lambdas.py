@@ -26,20 +26,9 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FUNCTION_FOLDERS", "InProcessLambdas", "LocalLambdaContext", "load_app"]
+__all__ = ["InProcessLambdas", "LocalLambdaContext", "load_app"]
 
 Handler = Callable[[Any, Any], Any]
-
-#: logical id in template.yaml -> folder under functions/
-FUNCTION_FOLDERS: dict[str, str] = {
-    "CheckpointRouterFunction": "checkpoint_router",
-    "RequestPlannerFunction": "request_planner",
-    "JobSubmitterFunction": "job_submitter",
-    "ResultsAggregatorFunction": "results_aggregator",
-    "ResultsPublisherFunction": "results_publisher",
-    "FailureNotifierFunction": "failure_notifier",
-    "SlackNotifierFunction": "slack_notifier",
-}
 
 
 @dataclass

@@ -20,9 +20,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from rlinf_bench.errors import ConfigError
 
-__all__ = ["Adaptation", "LocalStack", "StackParameters", "adapt_template", "deploy_stack", "transformed_template"]
+__all__ = [
+    "Adaptation",
+    "LocalStack",
+    "StackParameters",
+    "adapt_template",
+    "deploy_stack",
+    "function_folders",
+    "transformed_template",
+]
 
 REPO = Path(__file__).resolve().parents[1]
 TRANSFORM_SCRIPT = REPO / "deploy" / "tools" / "sam_transform.py"
@@ -113,6 +123,32 @@ def transformed_template(template: Path = REPO / "template.yaml", *, python: Pat
         raise ConfigError(f"samtranslator could not transform {template}: {proc.stderr.strip()[-1500:]}")
     doc: dict[str, Any] = json.loads(proc.stdout)
     return doc
+
+
+class _TemplateLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short tags (!Ref, !GetAtt, !Sub...) read as plain values."""
+
+
+def _untagged(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+
+
+_TemplateLoader.add_multi_constructor("!", _untagged)
+
+
+def function_folders(template: Path = REPO / "template.yaml") -> dict[str, str]:
+    """Logical id -> folder under functions/ of every function template.yaml deploys (its CodeUri): the one
+    list of Lambda functions, which the in-process dispatch and the workflow tests read."""
+    doc = yaml.load(template.read_text(), Loader=_TemplateLoader)
+    folders = {}
+    for name, resource in doc["Resources"].items():
+        if resource.get("Type") == "AWS::Serverless::Function":
+            folders[name] = Path(str(resource["Properties"]["CodeUri"])).name
+    return folders
 
 
 def _joined(value: Any) -> str:

@@ -16,6 +16,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,27 +97,20 @@ def function_env(template: dict[str, Any], name: str) -> dict[str, str]:
     return env
 
 
+def installer() -> list[str]:
+    """The package installer of this checkout: the Makefile's pinned uv (venvs built by uv have no pip), else pip."""
+    version = re.search(r"^UV_VERSION := (\S+)$", (REPO / "Makefile").read_text(), re.MULTILINE)
+    pinned = Path.home() / ".cache" / "rlinf-bench" / f"uv-{version[1] if version else ''}" / "bin" / "uv"
+    for uv in (os.environ.get("UV"), shutil.which("uv"), str(pinned)):
+        if uv and Path(uv).is_file():
+            return [uv, "pip", "install", "--python-platform", "x86_64-manylinux_2_28"]
+    return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--implementation", "cp"]
+
+
 def boto3_for_lambda(dest: Path) -> Path:
     """boto3 as Lambda's python3.12 runtime provides it (pure Python wheels for that interpreter)."""
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--target",
-            str(dest),
-            "--python-version",
-            "3.12",
-            "--only-binary=:all:",
-            "--implementation",
-            "cp",
-            "boto3",
-        ],
-        check=True,
-    )
+    cmd = [*installer(), "--quiet", "--target", str(dest), "--python-version", "3.12", "--only-binary", ":all:"]
+    subprocess.run([*cmd, "boto3"], check=True)
     return dest
 
 

@@ -77,25 +77,21 @@ def build_result(
     timings: Timings | None = None,
 ) -> RunResult:
     """A validated RunResult from the episodes finished so far (tasks without episodes are listed too)."""
-    base = RunResult(
-        request_id=run.request_id,
-        suite=run.suite,
-        run_index=run.run_index,
-        seed=run.seed,
-        policy=run.policy,
-        checkpoint=run.checkpoint if run.checkpoint.uri else None,
-        status=status,
-        error=error,
-        trials_per_task=run.trials,
+    results = [
+        TaskResult.from_episodes(t.task_id, t.name, run.trials_per_task, episodes.get(t.task_id, []), t.language)
+        for t in tasks
+    ]
+    # settle_steps=0: RoboTwin scenes start settled (no LIBERO-style zero-action warm-up).
+    return RunResult.of_run(
+        run,
+        status,
         max_steps=max((t.step_limit for t in tasks), default=1),
         settle_steps=0,
-        timings=timings or Timings(),
+        tasks=results,
+        error=error,
+        timings=timings,
         provenance=provenance,
     )
-    results = [
-        TaskResult.from_episodes(t.task_id, t.name, run.trials, episodes.get(t.task_id, []), t.language) for t in tasks
-    ]
-    return base.with_tasks(results)
 
 
 def _provenance(
@@ -213,7 +209,7 @@ def _episodes(
 
     for task in tasks:
         env = TaskEnv(task.name, build_task_args(task.name, assets, opts.task_config, opts.planner), assets)
-        walk = SeedWalk(run.seed, run.trials, env.expert, max_skips=opts.max_skips)
+        walk = SeedWalk(run.seed, run.trials_per_task, env.expert, max_skips=opts.max_skips)
         p.skipped[task.name] = walk.skipped
         for index, seed in enumerate(walk):
             t0 = time.perf_counter()

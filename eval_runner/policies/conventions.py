@@ -36,7 +36,8 @@ from typing import Any, Literal
 import numpy as np
 
 from eval_runner.policies.base import ObservationSpec
-from rlinf_bench.errors import PolicyError
+from rlinf_bench.errors import PolicyError, UnknownPolicyError
+from rlinf_bench.registry import unknown_name
 
 __all__ = [
     "CONVENTIONS",
@@ -249,7 +250,7 @@ def map_gripper(actions: Any, mapping: str) -> np.ndarray:
     """Apply gripper mapping ``mapping`` to ``[..., 7]`` actions; returns a new float64 array."""
     fn = GRIPPER_MAPPINGS.get(mapping)
     if fn is None:
-        raise PolicyError(f"unknown gripper mapping {mapping!r}; valid: {', '.join(sorted(GRIPPER_MAPPINGS))}")
+        raise unknown_name("gripper mapping", mapping, sorted(GRIPPER_MAPPINGS), error=UnknownPolicyError)
     arr = np.array(actions, dtype=np.float64, copy=True)
     if arr.ndim == 0 or arr.shape[-1] != 7:
         raise PolicyError(f"gripper mapping {mapping!r} needs [..., 7] actions, got shape {arr.shape}")
@@ -369,4 +370,4 @@ def get_convention(name: str) -> Convention:
     try:
         return CONVENTIONS[name]
     except KeyError:
-        raise PolicyError(f"unknown observation convention {name!r}; valid: {', '.join(convention_names())}") from None
+        raise unknown_name("observation convention", name, convention_names(), error=UnknownPolicyError) from None

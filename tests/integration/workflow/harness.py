@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import threading
 import time
 import zipfile
@@ -27,18 +28,19 @@ from rlinf_bench.errors import ClusterUnreachableError, JobNotFoundError
 from rlinf_k8s.jobs import JobBundle
 from rlinf_k8s.submitter import FailureReason, JobState, JobStatus, SubmitResult
 from rlinf_local.lambdas import InProcessLambdas, load_app
+from rlinf_local.stack import function_folders
 
 ROOT = Path(__file__).resolve().parents[3]
 ASL = ROOT / "statemachine" / "evaluate_checkpoint.asl.json"
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 BUCKET = "rlinf-ckpts"
+# The functions the state machine calls (its ${...FunctionArn} substitutions), from template.yaml's list.
+_CALLED = set(re.findall(r"\$\{(\w+FunctionArn)\}", ASL.read_text()))
 FUNCTIONS = {
-    "RequestPlannerFunctionArn": ("rlinf-request-planner", "request_planner"),
-    "JobSubmitterFunctionArn": ("rlinf-job-submitter", "job_submitter"),
-    "ResultsAggregatorFunctionArn": ("rlinf-results-aggregator", "results_aggregator"),
-    "ResultsPublisherFunctionArn": ("rlinf-results-publisher", "results_publisher"),
-    "FailureNotifierFunctionArn": ("rlinf-failure-notifier", "failure_notifier"),
+    f"{logical}Arn": (f"rlinf-{folder.replace('_', '-')}", folder)
+    for logical, folder in function_folders().items()
+    if f"{logical}Arn" in _CALLED
 }
 SLACK_FUNCTION = ("rlinf-slack-notifier", "slack_notifier")
 

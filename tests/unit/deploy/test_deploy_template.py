@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,6 @@ def test_given_the_outputs_then_the_cli_hint_and_the_docs_find_them(template: di
 def test_given_no_state_machine_then_the_cli_names_the_stack_output_and_how_to_read_it(
     template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tomllib
 
     from rlinf_bench.errors import ConfigError
     from rlinf_cli.intake_common import STATE_MACHINE_ENV, state_machine_arn
@@ -193,10 +193,19 @@ def test_given_every_function_and_the_layer_then_sam_builds_them_with_a_makefile
     makefile = (REPO / "Makefile").read_text()
     built = {n: r for n, r in template["Resources"].items() if "BuildMethod" in r.get("Metadata", {})}
     assert set(functions(template)) | {"SharedLayer"} == set(built)
-    for name, resource in built.items():
+    for resource in built.values():
         assert resource["Metadata"]["BuildMethod"] == "makefile"
         assert resource["Metadata"]["ContextPath"] == "."  # the Makefile at the repo root
-        assert re.search(rf"^build-{name}:", makefile, re.M), f"Makefile has no target build-{name}"
+    # The functions' build-<LogicalId> targets come from the Makefile's one FUNCTIONS list.
+    listed = re.search(r"^FUNCTIONS := ((?:.*\\\n)*.*)$", makefile, re.M)
+    assert listed, "Makefile has no FUNCTIONS list"
+    entries = [e.split(":") for e in listed[1].replace("\\\n", " ").split()]
+    groups = tomllib.loads((REPO / "pyproject.toml").read_text())["dependency-groups"]
+    assert {e[0]: e[1] for e in entries} == {
+        n: Path(f["Properties"]["CodeUri"]).name for n, f in functions(template).items()
+    }
+    assert all(e[2] in groups for e in entries), entries
+    assert re.search(r"^build-SharedLayer:", makefile, re.M), "Makefile has no target build-SharedLayer"
     for name, fn in functions(template).items():
         folder = REPO / fn["Properties"]["CodeUri"]
         assert (folder / "app.py").is_file(), f"{name}: no {folder}/app.py"
@@ -221,7 +230,6 @@ def test_given_the_eks_wiring_then_access_entries_match_the_rbac_groups_and_the_
 
 
 def test_given_samconfig_then_build_and_deploy_need_no_flags() -> None:
-    import tomllib
 
     config = tomllib.loads((REPO / "samconfig.toml").read_text())["default"]
     assert config["global"]["parameters"]["stack_name"]
@@ -233,10 +241,11 @@ def test_given_samconfig_then_build_and_deploy_need_no_flags() -> None:
 def test_given_the_local_lambda_dispatch_then_it_runs_the_folders_the_template_deploys(
     template: dict[str, Any],
 ) -> None:
-    from rlinf_local.lambdas import FUNCTION_FOLDERS
+    from rlinf_local.stack import function_folders
 
-    deployed = {name: fn["Properties"]["CodeUri"] for name, fn in functions(template).items()}
-    assert deployed == {name: f"functions/{folder}" for name, folder in FUNCTION_FOLDERS.items()}
+    deployed = {name: fn["Properties"]["CodeUri"].rstrip("/") for name, fn in functions(template).items()}
+    assert deployed == {name: f"functions/{folder}" for name, folder in function_folders().items()}
+    assert all((REPO / "functions" / folder / "app.py").is_file() for folder in function_folders().values())
 
 
 def test_given_no_cluster_name_then_cloudformation_refuses_the_stack_before_creating_anything(
