@@ -25,7 +25,7 @@ import numpy as np
 
 from eval_runner.demo_checkpoint import write_demo_checkpoint
 from eval_runner.policies.base import Policy
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from eval_runner.policies.server import PolicyServer
 
 # CPU LIBERO step times measured on this team's 2-core boxes (REFERENCE.md section 1), in ms.

@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eval_runner.policies.registry import load_policy  # noqa: E402
+from eval_runner.policies.factory import load_policy  # noqa: E402
 from tests import rlinf_fixtures as F  # noqa: E402
 from tests.policy_fixtures import make_obs  # noqa: E402
 
@@ -76,7 +76,7 @@ def main() -> None:
             [
                 sys.executable,
                 "-c",
-                f"from eval_runner.policies.registry import load_policy; load_policy('rlinf:{config}', __import__('pathlib').Path('{step}'))",
+                f"from eval_runner.policies.factory import load_policy; load_policy('rlinf:{config}', __import__('pathlib').Path('{step}'))",
             ],
             cwd=ROOT,
             check=True,

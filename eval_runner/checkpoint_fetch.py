@@ -18,8 +18,8 @@ from typing import Any
 
 from rlinf_bench.checkpoints.layouts import LAYOUTS, detect_layout, find_weights
 from rlinf_bench.contracts.checkpoint import CheckpointLayout
+from rlinf_bench.document_store import is_s3, parse_s3
 from rlinf_bench.errors import CheckpointError, ConfigError
-from rlinf_bench.storage import is_s3, parse_s3
 
 log = logging.getLogger(__name__)
 

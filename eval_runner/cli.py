@@ -23,8 +23,8 @@ from typing import Any
 from eval_runner.envs.kinds import all_kinds, check_options, kind_for_suite
 from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
+from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
-from rlinf_bench.storage import Storage, is_s3, parse_s3
 from rlinf_cli.help_format import ExampleFormatter
 
 log = logging.getLogger("eval_runner")

@@ -41,7 +41,7 @@ def write_demo_checkpoint(root: Path, experiment: str = "demo", global_step: int
     import torch
     import torch.distributed.checkpoint as dcp
 
-    from eval_runner.policies.demo import init_demo_state_dict
+    from eval_runner.policies.demo_mlp import init_demo_state_dict
 
     if global_step < 0:
         raise CheckpointError(f"global_step={global_step} must be >= 0")

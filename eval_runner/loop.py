@@ -21,8 +21,8 @@ from eval_runner.episode_settings import render_spec, resolve_protocol, with_pol
 from eval_runner.policies.base import Policy
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
-from eval_runner.results import ResultBuilder
 from eval_runner.rollout import Rollout
+from eval_runner.run_result import ResultBuilder
 from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerConfig, WorkerHandle, close_all
@@ -199,7 +199,7 @@ def _prepare(run: EvalRun, settings: EvalSettings, command: Sequence[str] | None
 def _load_policy(run: EvalRun, settings: EvalSettings, s3_client: Any) -> Policy:
     from eval_runner.checkpoint_fetch import materialize_checkpoint
     from eval_runner.libero_setup import default_cache_dir
-    from eval_runner.policies.registry import load_policy
+    from eval_runner.policies.factory import load_policy
 
     checkpoint_dir = None
     if run.checkpoint.uri:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from rlinf_bench.contracts import RunResult
+from rlinf_bench.document_store import S3Location, Storage, StoredObjectMissingError, is_s3, join, parse_s3
 from rlinf_bench.errors import ConfigError, StorageError
-from rlinf_bench.storage import S3Location, Storage, StoredObjectMissingError, is_s3, join, parse_s3
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from eval_runner.policies.base import Policy
 from eval_runner.policies.checks import check_actions
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
-from eval_runner.results import ResultBuilder
+from eval_runner.run_result import ResultBuilder
 from eval_runner.scheduler import EpisodeTask, Scheduler
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerDied, WorkerHandle

@@ -4,30 +4,10 @@ or they are test-only)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class FaultInjection(BaseModel):
-    """TEST-ONLY: make the worker running (task_id, init_state) fail at policy step ``at_step``.
-
-    ``mode="exit"`` dies with ``os._exit`` (like a segfault or an OOM kill); ``mode="hang"`` stops
-    answering (like a deadlocked renderer), which the runner detects with ``step_timeout_s``;
-    ``mode="egl"`` fails to create the rendering context when the episode starts (``at_step`` unused).
-    With ``marker_file`` set the fault happens once: the worker creates the file first and never fails
-    again while it exists (so the re-run succeeds). Without it the worker fails every time, which
-    exercises the retry budget. Never set this in production requests.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    task_id: int
-    init_state: int
-    at_step: int = Field(default=1, ge=0)
-    marker_file: Path | None = None
-    exit_code: int = 17
-    mode: Literal["exit", "hang", "egl"] = "exit"
+from eval_runner.testing import FaultInjection
 
 
 class EvalSettings(BaseModel):
@@ -60,7 +40,7 @@ class EvalSettings(BaseModel):
         default=900.0, gt=0, description="A worker silent this long building a scene / resetting is hung"
     )
     # TEST/DIAGNOSTICS ONLY ------------------------------------------------------------------------
-    fault_injection: FaultInjection | None = None
+    fault_injection: FaultInjection | None = None  # test-only (eval_runner.testing)
     scene_hook: str | None = Field(
         default=None,
         description="TEST-ONLY 'module:function' called in the worker with the LiberoEnv after settling",

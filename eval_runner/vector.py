@@ -31,7 +31,7 @@ import numpy as np
 
 from eval_runner.policies.base import ObservationSpec
 from eval_runner.scheduler import EpisodeTask
-from eval_runner.settings import FaultInjection
+from eval_runner.testing import FaultInjection
 from rlinf_bench import errors
 
 log = logging.getLogger(__name__)
@@ -150,11 +150,8 @@ class _WorkerState:  # pragma: no cover - runs in the child
 
         setup_s = 0.0
         want_video = episode.record_video
-        fault = self.config.fault
-        if fault is not None and fault.mode == "egl" and self._should_crash(fault, episode, at_start=True):
-            if fault.marker_file is not None:
-                fault.marker_file.write_text(f"egl pid {os.getpid()}\n")
-            raise RuntimeError("eglInitialize failed: EGL_NOT_INITIALIZED (fault injection)")
+        if self.config.fault is not None:
+            self.config.fault.on_episode_start(episode.task_id, episode.init_state)
         if self.env is None or self.task_id != episode.task_id or (want_video and VIDEO_CAMERA not in self.env.cameras):
             self.close()
             self.env = LiberoEnv(
@@ -193,7 +190,8 @@ class _WorkerState:  # pragma: no cover - runs in the child
         done = False
         taken = 0
         for i, action in enumerate(chunk):
-            self._maybe_crash(ep)
+            if self.config.fault is not None:
+                self.config.fault.on_step(ep.task_id, ep.init_state, self.steps)
             obs, done = self.env.step(action, render=ep.record_video or i == len(chunk) - 1)
             self.steps += 1
             taken += 1
@@ -202,24 +200,6 @@ class _WorkerState:  # pragma: no cover - runs in the child
             if done:
                 break
         return ("obs", obs, {"done": done, "steps": taken, "sim_s": time.perf_counter() - t0})
-
-    def _maybe_crash(self, ep: EpisodeTask) -> None:
-        fault = self.config.fault
-        if fault is None or not self._should_crash(fault, ep):
-            return
-        if fault.marker_file is not None:
-            fault.marker_file.write_text(f"{fault.mode} pid {os.getpid()}\n")
-        if fault.mode == "hang":
-            while True:  # test-only: stop answering like a deadlocked renderer would
-                time.sleep(3600)
-        os._exit(fault.exit_code)  # test-only: die like a segfaulting simulator would
-
-    def _should_crash(self, fault: FaultInjection, ep: EpisodeTask, *, at_start: bool = False) -> bool:
-        if (ep.task_id, ep.init_state) != (fault.task_id, fault.init_state):
-            return False
-        if at_start != (fault.mode == "egl") or (not at_start and self.steps < fault.at_step):
-            return False
-        return fault.marker_file is None or not fault.marker_file.exists()
 
     def save_video(self, path: Path) -> str:
         from eval_runner.video import write_video

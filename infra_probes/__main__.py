@@ -1,7 +1,7 @@
-"""``python -m infra_probes <probe> ...``: see infra_probes.cli."""
+"""``python -m infra_probes <probe> ...``: see infra_probes.probe_cli."""
 
 import sys
 
-from infra_probes.cli import main
+from infra_probes.probe_cli import main
 
 sys.exit(main())

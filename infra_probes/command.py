@@ -15,7 +15,7 @@ from rlinf_cli.help_format import ExampleFormatter
 
 def register(sub: Any) -> None:
     """Add ``probe`` with one sub-command per probe; probe modules import heavy packages only when run."""
-    from infra_probes.cli import add_probe_parsers
+    from infra_probes.probe_cli import add_probe_parsers
 
     parser = sub.add_parser(
         "probe",
@@ -29,6 +29,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from infra_probes.cli import run as run_probe
+    from infra_probes.probe_cli import run as run_probe
 
     return run_probe(args)

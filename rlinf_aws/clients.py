@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.lambda_settings import PipelineSettings
+from rlinf_bench.document_store import Storage
 from rlinf_bench.errors import ConfigError
-from rlinf_bench.storage import Storage
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient

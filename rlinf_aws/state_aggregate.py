@@ -18,11 +18,11 @@ from rlinf_bench.contracts import CheckpointReport, ProbeResult, ProbeVerdict, R
 from rlinf_bench.contracts.layout import report_prefix
 from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, EvalRun
 from rlinf_bench.contracts.workflow import AggregateInput, AggregateResult, OutcomeStatus, RunOutcome
+from rlinf_bench.document_store import Storage, join
 from rlinf_bench.documents import read_contract
 from rlinf_bench.errors import ContractError, RlinfBenchError, StorageError, TrackingUnavailableError
 from rlinf_bench.reporting.format import headline
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
-from rlinf_bench.storage import Storage, join
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
@@ -154,7 +154,7 @@ def aggregate(
         )
     if not runs:
         raise AllRunsFailedError(f"the request for {request.checkpoint.uri} produced no eval run to report on")
-    from rlinf_bench.reporting.infra import infra_checks
+    from rlinf_bench.reporting.infra_rows import infra_checks
 
     report = aggregate_checkpoint(runs, runs_expected=request.runs)
     report.request_id = request.request_id

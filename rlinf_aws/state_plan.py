@@ -8,7 +8,7 @@ the field and the allowed values.
 from __future__ import annotations
 
 from rlinf_aws.execution_names import execution_name, matrix_digest
-from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_bench.contracts.layout import probe_result_uri
 from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, ProbeSpec
 from rlinf_bench.contracts.workflow import PlanInput, PlanResult, WorkItem

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.contracts.workflow import AggregateResult, PublishResult
+from rlinf_bench.document_store import Storage
 from rlinf_bench.reporting.messages import Notification, sns_message, summary_notification
-from rlinf_bench.storage import Storage
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient

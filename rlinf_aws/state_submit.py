@@ -8,7 +8,7 @@ turns that into a failed run carrying the reason.
 
 from __future__ import annotations
 
-from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_aws.task_callback import HEARTBEAT_ENV, TOKEN_ENV
 from rlinf_bench.contracts.workflow import SubmitInput, SubmitResult
 from rlinf_bench.errors import JobSpecError

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from rlinf_bench.contracts.base import Contract
+from rlinf_bench.contracts.versioned import Contract
+from rlinf_bench.document_store import Storage, StoredObjectMissingError
 from rlinf_bench.errors import ContractError
-from rlinf_bench.storage import Storage, StoredObjectMissingError
 
 __all__ = ["read_contract"]
 

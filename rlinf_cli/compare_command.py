@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from rlinf_bench.baselines import get_baselines
     from rlinf_bench.errors import ConfigError, ResultsMismatchError
-    from rlinf_bench.reporting.infra import infra_checks
+    from rlinf_bench.reporting.infra_rows import infra_checks
     from rlinf_bench.stats.aggregate import aggregate_checkpoint, load_runs
     from rlinf_bench.stats.verdicts import VerdictConfig, apply_verdicts
 

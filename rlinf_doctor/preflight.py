@@ -1,6 +1,6 @@
 """The checks eval and probe Jobs run at start, so an environment problem fails a Job in seconds.
 
-Called from the first lines of ``eval_runner.cli`` and ``infra_probes.cli`` (the core package never
+Called from the first lines of ``eval_runner.cli`` and ``infra_probes.probe_cli`` (the core package never
 imports those). The report goes into the result's provenance either way; a failure also becomes the
 result file's error, with the fix, before any worker or measurement starts.
 """
@@ -105,8 +105,8 @@ def _write_failed_run(
     run: EvalRun, out: str, message: str, report: DoctorReport, command: Sequence[str] | None, s3_client: Any
 ) -> None:
     from rlinf_bench.contracts.results import Timings
+    from rlinf_bench.document_store import Storage
     from rlinf_bench.provenance import collect_provenance
-    from rlinf_bench.storage import Storage
     from rlinf_bench.suites import get_suite
 
     try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from rlinf_bench.baselines import get_baselines
 from rlinf_bench.contracts import CheckpointReport, ProbeResult
 from rlinf_bench.errors import TrackingUnavailableError
-from rlinf_bench.reporting.infra import infra_checks
+from rlinf_bench.reporting.infra_rows import infra_checks
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from rlinf_bench.stats.verdicts import VerdictConfig, apply_verdicts
 from rlinf_tracking.mlflow_history import load_history

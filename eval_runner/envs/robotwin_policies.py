@@ -1,4 +1,4 @@
-"""RoboTwin's policies, in the one policy registry (:mod:`eval_runner.policies.registry`).
+"""RoboTwin's policies, in the one policy registry (:mod:`eval_runner.policies.factory`).
 
 A RoboTwin suite is driven in the runtime's ``qpos`` action space: 14 joint targets (left arm 6 +
 gripper, right arm 6 + gripper), a chunk of T of them per observation. Its policies are
@@ -13,7 +13,7 @@ batch and action shape:
 
 The adapter registered for the ``robotwin`` env kind refuses LIBERO's policies (``builtin:demo``,
 ``builtin:zero``, ``server:``…: 7-d end-effector actions) on RoboTwin suites, and
-:func:`~eval_runner.policies.registry.load_policy` refuses ``builtin:hold`` on LIBERO suites.
+:func:`~eval_runner.policies.factory.load_policy` refuses ``builtin:hold`` on LIBERO suites.
 Nothing here imports the RoboTwin runtime: the registry loads this module in either venv.
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from eval_runner.policies.base import ObservationSpec, Policy
 from eval_runner.policies.builtin import BUILTINS
-from eval_runner.policies.registry import ADAPTERS, take_options
+from eval_runner.policies.factory import ADAPTERS, take_options
 from eval_runner.policies.spec import PolicySpec
 from rlinf_bench.errors import PolicyError
 

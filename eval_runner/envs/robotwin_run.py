@@ -3,7 +3,7 @@
 The result has the same contract as a LIBERO run (per-task episodes with their seeds and steps);
 what only RoboTwin has goes to ``provenance.extra["robotwin"]``: the seeds the expert could not solve
 (and why), each task's step limit, the task config, the planner and the asset snapshot. The policy
-comes from the one registry (:func:`eval_runner.policies.registry.load_policy`, env kind ``robotwin``)
+comes from the one registry (:func:`eval_runner.policies.factory.load_policy`, env kind ``robotwin``)
 and the result goes out through the one :class:`~eval_runner.result_writer.ResultWriter`.
 """
 
@@ -21,7 +21,7 @@ from eval_runner.envs.robotwin_seeds import SeedWalk, SkippedSeed, start_seed
 from eval_runner.envs.robotwin_tasks import RoboTwinTask, suite_tasks
 from eval_runner.policies.base import Policy
 from eval_runner.result_writer import ResultWriter
-from eval_runner.results import utc_now
+from eval_runner.run_result import utc_now
 from rlinf_bench.contracts import EpisodeResult, EvalRun, Provenance, RunResult, RunStatus, TaskResult, Timings
 from rlinf_bench.errors import ConfigError, RlinfBenchError, SimulatorError
 from rlinf_bench.provenance import collect_provenance, package_versions
@@ -183,7 +183,7 @@ def _run_tasks(
 ) -> None:
     """Every task's episodes, with the policy of the one registry (its description goes to the provenance)."""
     from eval_runner.envs.robotwin_policies import ENV_KIND
-    from eval_runner.policies.registry import load_policy
+    from eval_runner.policies.factory import load_policy
 
     if run.workers > 1:
         log.warning("RoboTwin runs one scene at a time (docs/robotwin.md); workers=%d is not used", run.workers)

@@ -15,7 +15,7 @@ import numpy as np
 
 from eval_runner.policies.base import ACTION_DIM, SETTLE_ACTION, ObservationSpec, Policy
 from eval_runner.policies.checks import batch_size
-from eval_runner.policies.registry import SCHEMES, Registry, take_options
+from eval_runner.policies.factory import SCHEMES, Registry, take_options
 from eval_runner.policies.spec import PolicySpec
 from rlinf_bench.errors import CheckpointError, PolicyError
 
@@ -110,7 +110,7 @@ def _random(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
 
 @BUILTINS.register("demo")
 def _demo(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
-    from eval_runner.policies.demo import FIX_HINT, DemoPolicy
+    from eval_runner.policies.demo_mlp import FIX_HINT, DemoPolicy
     from rlinf_bench.checkpoints.layouts import find_weights
 
     options = take_options(spec, {"cameras": str, "resolution": int})

@@ -43,7 +43,7 @@ from eval_runner.policies.conventions import (
     resize_with_pad,
     rotate_180,
 )
-from eval_runner.policies.registry import SCHEMES, take_options
+from eval_runner.policies.factory import SCHEMES, take_options
 from eval_runner.policies.spec import PolicySpec
 from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
 from rlinf_bench.retry import RetryPolicy, call_with_retry

@@ -1,7 +1,7 @@
 """``python:module:factory`` — any in-process policy.
 
 ``factory(checkpoint_dir=..., **options)`` must return a :class:`Policy` (for a RoboTwin suite: see
-:mod:`eval_runner.envs.robotwin_policies`); :func:`~eval_runner.policies.registry.load_policy` checks
+:mod:`eval_runner.envs.robotwin_policies`); :func:`~eval_runner.policies.factory.load_policy` checks
 what it returned against the suite's env kind. Options from the spec's query string are passed as keyword arguments, typed (int, float, bool, else str), e.g.
 ``python:my_pkg.policies:make_policy?temperature=0&device=cuda:0``.
 """
@@ -12,7 +12,7 @@ import importlib
 from pathlib import Path
 
 from eval_runner.policies.base import Policy
-from eval_runner.policies.registry import SCHEMES
+from eval_runner.policies.factory import SCHEMES
 from eval_runner.policies.spec import PolicySpec
 from rlinf_bench.errors import PolicyError, RlinfBenchError
 

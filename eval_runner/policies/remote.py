@@ -22,7 +22,7 @@ import numpy as np
 
 from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
 from eval_runner.policies.checks import batch_size, check_actions
-from eval_runner.policies.registry import SCHEMES, take_options
+from eval_runner.policies.factory import SCHEMES, take_options
 from eval_runner.policies.spec import PolicySpec
 from eval_runner.policies.wire import PROTOCOL, PROTOCOL_VERSION, RESET_KEY, WireError, pack, unpack
 from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError

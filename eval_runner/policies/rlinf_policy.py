@@ -40,7 +40,7 @@ import numpy as np
 from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
 from eval_runner.policies.checks import batch_size, chunk_executor, runner_executes_chunks
 from eval_runner.policies.conventions import MAIN_CAMERA, STATE_KEYS, WRIST_CAMERA, get_convention, libero_state
-from eval_runner.policies.registry import SCHEMES, take_options
+from eval_runner.policies.factory import SCHEMES, take_options
 from eval_runner.policies.rlinf_config import (
     OPENVLA_GRIPPER_TYPES,
     STATE_ONLY_TYPES,

@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load the policy, then serve until interrupted."""
     from eval_runner.checkpoint_fetch import materialize_checkpoint
-    from eval_runner.policies.registry import load_policy
+    from eval_runner.policies.factory import load_policy
     from eval_runner.policies.server import PolicyServer
 
     checkpoint = materialize_checkpoint(args.checkpoint, args.cache_dir) if args.checkpoint else None

@@ -13,7 +13,7 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rlinf_aws.clients import PipelineClients
-from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_aws.state_submit import submit
 from rlinf_bench.contracts.workflow import SubmitInput
 

@@ -8,7 +8,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_aws.state_plan import plan
 from rlinf_bench.contracts.workflow import PlanInput
 

@@ -4,8 +4,8 @@ Every entry carries its source. Look baselines up by name (``get_baseline("liber
 an unknown name raises :class:`rlinf_bench.errors.UnknownBaselineError` with the closest matches.
 """
 
-from rlinf_bench.baselines.infra import KNOWN_PROBES, infra_target, nccl_instance_types
-from rlinf_bench.baselines.registry import (
+from rlinf_bench.baselines.probe_targets import KNOWN_PROBES, infra_target, nccl_instance_types
+from rlinf_bench.baselines.published import (
     Baseline,
     HardwareTable,
     baseline_names,

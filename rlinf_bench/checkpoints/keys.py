@@ -16,8 +16,8 @@ from functools import lru_cache
 
 from rlinf_bench.checkpoints.layouts import layout_of_last_file
 from rlinf_bench.contracts.checkpoint import CheckpointLayout, CheckpointRef
+from rlinf_bench.document_store import S3Location, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, InvalidEventError
-from rlinf_bench.storage import S3Location, is_s3, parse_s3
 
 #: RLinf writes ``<log_path>/<experiment>/checkpoints/global_step_<N>/actor/...`` (REFERENCE.md section 3).
 #: Named groups: ``root`` (the checkpoint prefix), ``experiment``, ``step`` and ``rel`` (path under root).

@@ -1,6 +1,5 @@
 """Versioned pydantic contracts: JSON on every boundary."""
 
-from rlinf_bench.contracts.base import Contract, describe_validation_error, dumps_schema, json_schema_of
 from rlinf_bench.contracts.checkpoint import CheckpointLayout, CheckpointRef
 from rlinf_bench.contracts.probes import (
     Measurement,
@@ -44,6 +43,7 @@ from rlinf_bench.contracts.results import (
     TaskResult,
     Timings,
 )
+from rlinf_bench.contracts.versioned import Contract, describe_validation_error, dumps_schema, json_schema_of
 
 __all__ = [
     "AdaptiveStatus",

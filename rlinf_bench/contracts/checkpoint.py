@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from rlinf_bench.contracts.base import Contract
+from rlinf_bench.contracts.versioned import Contract
 
 
 class CheckpointLayout(StrEnum):

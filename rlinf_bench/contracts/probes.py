@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlinf_bench.contracts.base import Contract
+from rlinf_bench.contracts.versioned import Contract
 
 
 class ProbeName(StrEnum):

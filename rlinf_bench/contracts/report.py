@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.probes import ProbeResult
 from rlinf_bench.contracts.protocol_profiles import RunProtocol
 from rlinf_bench.contracts.results import Provenance, RunStatus
+from rlinf_bench.contracts.versioned import Contract
 
 
 class VerdictValue(StrEnum):

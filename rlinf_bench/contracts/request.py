@@ -8,10 +8,10 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.layout import result_root, run_result_uri
 from rlinf_bench.contracts.probes import ProbeName
+from rlinf_bench.contracts.versioned import Contract
 
 #: The brief's defaults for every eval matrix (EvalMatrix): the paper's "Reference Results" suites,
 #: one seed per run of its three runs, and the published numbers, then the previous and best checkpoints.

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.protocol_profiles import RunProtocol
+from rlinf_bench.contracts.versioned import Contract
 
 if TYPE_CHECKING:
     from rlinf_bench.contracts.request import EvalRun

@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
-from rlinf_bench.contracts.base import Contract
 from rlinf_bench.contracts.request import EvalRequest, EvalRun, ProbeSpec
+from rlinf_bench.contracts.versioned import Contract
 
 __all__ = [
     "AggregateInput",

@@ -16,12 +16,12 @@ from typing import Any
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from rlinf_bench.checkpoints.keys import DEFAULT_ROOT_PATTERN, compile_root_patterns
-from rlinf_bench.contracts.base import describe_validation_error
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.probes import ProbeName
 from rlinf_bench.contracts.request import EvalMatrix, EvalRequest
+from rlinf_bench.contracts.versioned import describe_validation_error
+from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, StorageError
-from rlinf_bench.storage import Storage, is_s3, parse_s3
 
 #: The intake runs every probe by default (EvalMatrix's default; kept here for readers of the intake).
 DEFAULT_PROBES = tuple(ProbeName)

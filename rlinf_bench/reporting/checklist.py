@@ -8,7 +8,7 @@ from typing import Literal
 
 from rlinf_bench.contracts import CheckpointReport, ProbeName, ProbeResult, SuiteReport, VerdictValue
 from rlinf_bench.reporting.format import pct
-from rlinf_bench.reporting.infra import infra_checks
+from rlinf_bench.reporting.infra_rows import infra_checks
 
 Status = Literal["pass", "fail", "not run"]
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from rlinf_bench.baselines import get_table
 from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.reporting.checklist import ChecklistItem
-from rlinf_bench.reporting.infra import infra_checks
+from rlinf_bench.reporting.infra_rows import infra_checks
 from rlinf_bench.reporting.templating import render
 
 __all__ = ["render_html"]

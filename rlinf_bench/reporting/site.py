@@ -15,10 +15,11 @@ from pathlib import Path
 
 from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.document_store import Storage, join
 from rlinf_bench.reporting.checklist import ChecklistItem, validation_checklist
 from rlinf_bench.reporting.format import checkpoint_title
 from rlinf_bench.reporting.html import render_html
-from rlinf_bench.reporting.infra import infra_checks
+from rlinf_bench.reporting.infra_rows import infra_checks
 from rlinf_bench.reporting.markdown import (
     changes_section,
     flips_section,
@@ -29,7 +30,6 @@ from rlinf_bench.reporting.markdown import (
 )
 from rlinf_bench.reporting.pages import VideoReader, write_pages
 from rlinf_bench.reporting.plot import sr_vs_step_png
-from rlinf_bench.storage import Storage, join
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,13 @@ from rlinf_bench.contracts import (
     SuiteReport,
     TaskSummary,
 )
+from rlinf_bench.document_store import Storage
 from rlinf_bench.documents import read_contract
 from rlinf_bench.errors import ResultsMismatchError
 from rlinf_bench.protocols import RunProtocol
 from rlinf_bench.stats.intervals import CLUSTERED_METHOD, clustered_interval, wilson
 from rlinf_bench.stats.pertask import task_disagreements
 from rlinf_bench.stats.significance import chi2_homogeneity, cochran_q
-from rlinf_bench.storage import Storage
 
 DISAGREEMENT_ALPHA = 0.01  # strict: a flag should mean "look at the nodes", not routine noise
 

@@ -15,7 +15,7 @@ pytest.importorskip("robotwin", reason="needs the RoboTwin runtime: runs in .ven
 from eval_runner.cli import main
 from eval_runner.envs.robotwin_policies import HoldPolicy
 from eval_runner.envs.robotwin_run import selected_tasks
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from rlinf_bench.contracts import CheckpointRef, EvalRun
 from rlinf_bench.errors import ConfigError, PolicyError
 

@@ -18,7 +18,7 @@ import pytest
 from eval_runner.demo_checkpoint import write_demo_checkpoint
 from eval_runner.loop import evaluate
 from eval_runner.policies.base import Policy
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from rlinf_bench.contracts import RunResult
 from tests.sim.helpers import make_run, settings
 

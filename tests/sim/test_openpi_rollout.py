@@ -16,7 +16,7 @@ import pytest
 from eval_runner.loop import evaluate
 from eval_runner.policies.base import Policy
 from eval_runner.policies.conventions import libero_state
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from rlinf_bench.contracts import RunResult, RunStatus
 from rlinf_bench.errors import PolicyServerUnreachableError
 from rlinf_bench.suites import get_suite

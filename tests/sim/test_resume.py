@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from eval_runner.loop import evaluate
-from eval_runner.settings import FaultInjection
+from eval_runner.testing import FaultInjection
 from rlinf_bench.contracts import RunResult, RunStatus
 from rlinf_bench.errors import ConfigError, WorkerCrashError
 from tests.sim.helpers import make_run, settings

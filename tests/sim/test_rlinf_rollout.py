@@ -21,7 +21,7 @@ pytest.importorskip("rlinf", reason="rlinf lives in .venv-rlinf (its antlr4 pin 
 
 from eval_runner.loop import evaluate
 from eval_runner.policies.base import Policy
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from eval_runner.policies.rlinf_policy import RlinfPolicy
 from rlinf_bench.contracts import RunResult, RunStatus
 from tests import rlinf_fixtures as F

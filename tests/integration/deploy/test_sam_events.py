@@ -18,7 +18,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_aws.state_plan import plan
 from rlinf_bench.contracts.workflow import (
     AggregateInput,

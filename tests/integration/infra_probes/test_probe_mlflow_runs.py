@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from infra_probes.cli import build_parser, execute
+from infra_probes.probe_cli import build_parser, execute
 from rlinf_bench.contracts import ProbeResult, ProbeVerdict
 
 T0 = 1_700_000_000.0
@@ -200,7 +200,7 @@ def test_given_an_s3_out_when_emitted_then_the_result_lands_in_the_bucket(
     import boto3
     from moto import mock_aws
 
-    from infra_probes.cli import emit
+    from infra_probes.probe_cli import emit
 
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from infra_probes.cli import build_parser, execute
+from infra_probes.probe_cli import build_parser, execute
 from rlinf_bench.contracts import ProbeResult, ProbeVerdict
 
 REPO = Path(__file__).resolve().parents[3]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from infra_probes import storage
-from infra_probes.cli import build_parser, execute
+from infra_probes.probe_cli import build_parser, execute
 from rlinf_bench.contracts import ProbeResult, ProbeVerdict
 from rlinf_bench.errors import ProbeError
 

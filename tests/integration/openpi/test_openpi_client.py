@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from eval_runner.policies.base import Policy
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
 from tests.policy_fixtures import make_obs
 

@@ -15,7 +15,7 @@ from websockets.sync.client import connect
 from websockets.sync.server import serve
 
 from eval_runner.policies.base import ObservationSpec, Policy
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from eval_runner.policies.remote import ServerPolicy
 from eval_runner.policies.server import PolicyServer
 from eval_runner.policies.wire import pack, unpack

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from eval_runner.policies.remote import ServerPolicy
 
 

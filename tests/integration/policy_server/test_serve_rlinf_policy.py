@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("rlinf", reason="rlinf lives in .venv-rlinf (its antlr4 pin breaks moto here): make test-rlinf")
 
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from eval_runner.policies.remote import ServerPolicy
 from tests import rlinf_fixtures as F
 from tests.policy_fixtures import make_obs

@@ -12,7 +12,7 @@ import pytest
 
 from rlinf_bench.baselines import get_baselines, infra_target
 from rlinf_bench.contracts import Measurement, ProbeResult, ProbeVerdict
-from rlinf_bench.reporting.infra import infra_checks
+from rlinf_bench.reporting.infra_rows import infra_checks
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from rlinf_bench.stats.verdicts import apply_verdicts
 from rlinf_cli.main import main

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from infra_probes.cli import PROBES, build_parser
+from infra_probes.probe_cli import PROBES, build_parser
 from rlinf_bench.baselines import KNOWN_PROBES, infra_target
 from rlinf_bench.contracts import EvalRequest, ProbeName, ProbeSpec
 from rlinf_bench.errors import ContractError
@@ -49,7 +49,7 @@ def test_every_probe_name_is_known_to_the_infra_targets_and_every_target_names_a
     assert set(KNOWN_PROBES) == set(ProbeName)
     for name in ProbeName:
         infra_target(name, "no-such-metric")  # known: no UnknownBaselineError
-    from rlinf_bench.baselines.infra import _infra_data
+    from rlinf_bench.baselines.probe_targets import _infra_data
 
     with_targets = {row["probe"] for row in _infra_data()["targets"]} | {ProbeName.NCCL}
     # throughput has no fixed target: it "depends on batch size and envs" (the brief).

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_aws.router_lambda import RouterSettings
-from rlinf_aws.settings import PipelineSettings
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -19,8 +19,8 @@ from eval_runner.batching import LOCKSTEP, BatchPolicy
 from eval_runner.policies.base import ObservationSpec, Policy
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
-from eval_runner.results import ResultBuilder
 from eval_runner.rollout import Rollout
+from eval_runner.run_result import ResultBuilder
 from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerConfig, WorkerHandle, close_all

@@ -12,7 +12,7 @@ from moto import mock_aws
 
 from eval_runner.checkpoint_fetch import materialize_checkpoint
 from eval_runner.demo_checkpoint import write_demo_checkpoint
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from rlinf_bench.errors import CheckpointError
 
 BUCKET = "rlinf-ckpts"

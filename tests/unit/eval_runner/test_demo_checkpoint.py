@@ -11,7 +11,7 @@ import torch
 import torch.distributed.checkpoint as dcp
 
 from eval_runner.demo_checkpoint import main, write_demo_checkpoint
-from eval_runner.policies.demo import expected_shapes
+from eval_runner.policies.demo_mlp import expected_shapes
 from rlinf_bench.checkpoints.layouts import LAYOUTS, detect_layout, find_weights
 from rlinf_bench.contracts.checkpoint import CheckpointLayout, CheckpointRef
 from rlinf_bench.errors import CheckpointError

@@ -15,7 +15,7 @@ from eval_runner.cli import main
 from eval_runner.envs.kinds import kind_for_suite
 from eval_runner.envs.robotwin_policies import HoldPolicy, InstructionPolicy
 from eval_runner.policies.base import Policy
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from rlinf_bench.errors import PolicyError
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eval_runner.results import ResultBuilder
+from eval_runner.run_result import ResultBuilder
 from rlinf_bench.contracts import CheckpointRef, EpisodeResult, EvalRun, Provenance, RunStatus
 from rlinf_bench.suites import get_suite
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from infra_probes.cli import EXIT_CODES, build_parser, execute
 from infra_probes.environment import INSTANCE_TYPE_ENV, filesystem_of, resolve_instance_type
+from infra_probes.probe_cli import EXIT_CODES, build_parser, execute
 from rlinf_bench.contracts import ProbeResult, ProbeVerdict
 from rlinf_cli.main import build_parser as rlinf_parser
 

@@ -10,7 +10,7 @@ from rlinf_aws.state_aggregate import AllRunsFailedError, aggregate
 from rlinf_aws.state_notify_failure import cause_text
 from rlinf_bench.contracts import CheckpointRef, EvalRequest, SuiteSelection
 from rlinf_bench.contracts.workflow import AggregateInput, OutcomeStatus, RunOutcome, StateError
-from rlinf_bench.storage import Storage
+from rlinf_bench.document_store import Storage
 from tests.unit.stats.runfactory import CKPT, make_run
 
 

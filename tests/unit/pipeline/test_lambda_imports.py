@@ -9,7 +9,7 @@ import pytest
 
 # function -> the pipeline modules its app.py imports (functions/<name>/requirements.txt has no numpy)
 LIGHT = {
-    "request_planner": ["rlinf_aws.state_plan", "rlinf_aws.settings"],
+    "request_planner": ["rlinf_aws.state_plan", "rlinf_aws.lambda_settings"],
     "job_submitter": ["rlinf_aws.state_submit", "rlinf_aws.clients"],
     "failure_notifier": ["rlinf_aws.state_notify_failure", "rlinf_aws.clients"],
     "slack_notifier": ["rlinf_aws.slack_webhook", "rlinf_aws.clients"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rlinf_aws.execution_names import execution_name, matrix_digest, parse_execution_name
-from rlinf_aws.settings import PipelineSettings
+from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_aws.state_plan import plan
 from rlinf_bench.contracts import CheckpointRef, EvalRequest, EvalRun, ProbeSpec, SuiteSelection
 from rlinf_bench.contracts.request import WorkflowSettings

@@ -17,7 +17,7 @@ from rlinf_bench.contracts import (
     Target,
 )
 from rlinf_bench.reporting.checklist import validation_checklist
-from rlinf_bench.reporting.infra import infra_checks
+from rlinf_bench.reporting.infra_rows import infra_checks
 from rlinf_bench.reporting.markdown import checkpoint_markdown, history_table
 from rlinf_bench.reporting.notify import email_subject, email_text, slack_payload
 from rlinf_bench.reporting.plot import plot_baselines, sr_vs_step_png

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from rlinf_bench.contracts import Provenance, VerdictValue
+from rlinf_bench.document_store import Storage
 from rlinf_bench.reporting.markdown import checkpoint_markdown
 from rlinf_bench.reporting.notify import email_text, slack_payload
 from rlinf_bench.reporting.pages import checkpoint_slug
 from rlinf_bench.reporting.site import upload_site, write_site
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_suite
 from rlinf_bench.stats.provenance_diff import environment_changes, provenance_fields
-from rlinf_bench.storage import Storage
 from tests.unit.reporting.sitefactory import NASTY, two_checkpoints
 from tests.unit.stats.runfactory import make_run
 

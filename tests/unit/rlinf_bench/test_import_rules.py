@@ -113,7 +113,7 @@ def test_given_a_core_module_a_lambda_and_the_router_breaking_the_rules_then_eac
         "rlinf_local",
     ):
         _write(tmp_path, f"{pkg}/__init__.py")
-    _write(tmp_path, "rlinf_bench/storage.py", "def s3():\n    import boto3\n")  # lazy counts too
+    _write(tmp_path, "rlinf_bench/document_store.py", "def s3():\n    import boto3\n")  # lazy counts too
     _write(tmp_path, "rlinf_bench/intake/router.py", "import mlflow\n")
     _write(tmp_path, "functions/job_submitter/app.py", "import torch\n")
     _write(tmp_path, "functions/checkpoint_router/app.py", "from rlinf_bench.intake import router\n")
@@ -128,7 +128,7 @@ def test_given_a_core_module_a_lambda_and_the_router_breaking_the_rules_then_eac
     proc = _lint_imports(tmp_path)
 
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "rlinf_bench.storage -> boto3" in proc.stdout
+    assert "rlinf_bench.document_store -> boto3" in proc.stdout
     assert "functions.job_submitter.app -> torch" in proc.stdout
     assert "rlinf_bench.intake.router -> mlflow" in proc.stdout
     assert "rlinf_local.demo_command -> infra_probes" in proc.stdout

@@ -10,8 +10,16 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from rlinf_bench.document_store import (
+    S3Location,
+    Storage,
+    StoredObjectMissingError,
+    is_s3,
+    join,
+    parse_s3,
+    write_atomic,
+)
 from rlinf_bench.errors import ConfigError, StorageError
-from rlinf_bench.storage import S3Location, Storage, StoredObjectMissingError, is_s3, join, parse_s3, write_atomic
 
 BUCKET = "docs"
 

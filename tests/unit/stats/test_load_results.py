@@ -11,9 +11,9 @@ import pytest
 from moto import mock_aws
 
 from rlinf_bench.contracts import Measurement, ProbeResult, ProbeVerdict
+from rlinf_bench.document_store import Storage
 from rlinf_bench.errors import ContractError
 from rlinf_bench.stats.aggregate import aggregate_checkpoint, load_probes, load_runs
-from rlinf_bench.storage import Storage
 from tests.unit.stats.runfactory import make_run
 
 BUCKET = "results"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from eval_runner.policies.base import SETTLE_ACTION
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from rlinf_bench.errors import PolicyError
 
 

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from eval_runner.demo_checkpoint import write_demo_checkpoint
-from eval_runner.policies.demo import DemoPolicy
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.demo_mlp import DemoPolicy
+from eval_runner.policies.factory import load_policy
 from rlinf_bench.errors import CheckpointError, PolicyError
 
 WEIGHTS = "actor/model_state_dict/full_weights.pt"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from eval_runner.policies.builtin import RandomPolicy, ZeroPolicy
-from eval_runner.policies.registry import Registry, load_policy, valid_schemes
+from eval_runner.policies.factory import Registry, load_policy, valid_schemes
 from eval_runner.policies.spec import parse_spec
 from rlinf_bench.errors import PolicyError
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from eval_runner.policies.registry import load_policy
+from eval_runner.policies.factory import load_policy
 from rlinf_bench.errors import PolicyError
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("rlinf") is not None, reason="rlinf is installed here")

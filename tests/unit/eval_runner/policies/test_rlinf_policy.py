@@ -15,7 +15,7 @@ import torch
 
 pytest.importorskip("rlinf", reason="rlinf lives in .venv-rlinf (its antlr4 pin breaks moto here): make test-rlinf")
 
-from eval_runner.policies.registry import load_policy, valid_schemes
+from eval_runner.policies.factory import load_policy, valid_schemes
 from eval_runner.policies.rlinf_config import MODE_EVAL_TYPES, OPENVLA_GRIPPER_TYPES, eval_kwargs, load_config
 from eval_runner.policies.rlinf_policy import RlinfPolicy
 from rlinf_bench.errors import CheckpointError, PolicyError

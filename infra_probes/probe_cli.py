@@ -19,8 +19,8 @@ from infra_probes.common import now_iso, parse_target, run_probe
 from rlinf_aws.task_callback import TaskCallback, job_name_from_env
 from rlinf_bench.contracts import ProbeName, ProbeResult, ProbeVerdict
 from rlinf_bench.contracts.workflow import JobCallback
+from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, RlinfBenchError, StorageError
-from rlinf_bench.storage import Storage, is_s3, parse_s3
 
 #: One module per probe, named after it (infra_probes.<name>): add_arguments, settings_from_args, measure.
 PROBES: dict[str, str] = {name.value: f"infra_probes.{name.value}" for name in ProbeName}

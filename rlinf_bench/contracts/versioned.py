@@ -16,7 +16,7 @@ from rlinf_bench.errors import ContractError
 
 
 class DocumentSource(Protocol):
-    """Where stored documents are read from (:class:`rlinf_bench.storage.Storage`: local paths and ``s3://``)."""
+    """Where stored documents are read from (:class:`rlinf_bench.document_store.Storage`: local paths and ``s3://``)."""
 
     def read_bytes(self, uri: str) -> bytes: ...
 
