@@ -47,7 +47,7 @@ def test_ctrl_c_marks_the_execution_interrupted_and_a_rerun_keeps_the_finished_r
             time.sleep(1)
             r0 = next(iter(out.glob("jobs/*/*-r0/log.txt")), None)
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=180)
+        proc.wait(timeout=BOUND_S)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -80,7 +80,7 @@ def test_watch_evaluates_a_new_checkpoint_leaves_a_half_written_one_and_never_tw
         wait_for("watching", lambda: "watching" in (tmp_path / "again.log").read_text(), again, tmp_path / "again.log")
         time.sleep(5)  # several scans of the root
         again.send_signal(signal.SIGINT)
-        again.communicate(timeout=120)
+        again.communicate(timeout=BOUND_S)
     finally:
         if again.poll() is None:
             again.kill()
