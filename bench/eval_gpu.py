@@ -16,7 +16,9 @@ Runs on a GPU machine (EGL rendering on the GPU) from the repository root. Parts
   ``server:ws://``: the wall time, with NVML/GPM SM activity sampled by the gpu probe's sampler
   during the run; the suite's wall time (10 tasks) is projected from it.
 
-Every figure is written to ``--out`` as soon as it is measured (a run cut short keeps what it had).
+Every figure is written to ``--out`` as soon as it is measured (a run cut short keeps what it had); by default
+``$OUT/eval_gpu.json`` on the device, else a new temporary file. The tracked figures in ``bench/results/`` are
+written only when asked: an ``--out`` there needs ``--update-results``.
 ``--combine A.json B.json --out C.json`` merges the outputs of separate runs.
 
 Example (the commands behind bench/results/eval_gpu_h200.json are recorded in it under ``commands``)::
@@ -526,6 +528,23 @@ def cli_evaluate(argv: list[str]) -> int:
 
 
 # -- driver ---------------------------------------------------------------------------------------
+def results_path(out: Path | None, *, update_results: bool) -> Path:
+    """Where the figures go: ``out``, or $OUT/eval_gpu.json, or a temporary file; never into the tracked
+    ``bench/results/`` unless ``update_results`` (a smoke run once overwrote the published figures)."""
+    if out is None:
+        folder = os.environ.get("OUT")
+        return (
+            Path(folder) / "eval_gpu.json" if folder else Path(tempfile.mkdtemp(prefix="eval-gpu-")) / "eval_gpu.json"
+        )
+    tracked = (ROOT / "bench" / "results").resolve()
+    if not update_results and out.resolve().is_relative_to(tracked):
+        raise SystemExit(
+            f"--out {out} is inside bench/results/, the published figures: add --update-results to replace them, "
+            "or write elsewhere (e.g. --out $OUT/eval_gpu.json) and --combine into it later"
+        )
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--parts", default="raw,harness", help="check,raw,raw_episodes,harness,latency,task,suite")
@@ -550,9 +569,12 @@ def main() -> int:
     parser.add_argument("--resolution", type=int, default=RESOLUTION, help="camera px (smoke runs on a CPU: fewer)")
     parser.add_argument("--work", type=Path, help="folder for the runs' result files and logs (default: a temp dir)")
     parser.add_argument("--timeout", type=float, default=540.0, help="per harness/task run, seconds")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "eval_gpu.json")
+    parser.add_argument("--out", type=Path, help="result file (default: $OUT/eval_gpu.json, else a temporary file)")
+    parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
     parser.add_argument("--combine", nargs="*", type=Path, help="merge these result files into --out; run nothing")
     args = parser.parse_args()
+    args.out = results_path(args.out, update_results=args.update_results)
+    print(f"results: {args.out}", flush=True)
     if args.combine:
         return combine(args.combine, args.out)
     os.environ.setdefault("MUJOCO_GL", "egl")
