@@ -32,7 +32,6 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import io
-import os
 import re
 import shutil
 import subprocess
@@ -43,6 +42,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from scripts.pinned_uv import pinned_uv  # noqa: E402
 
 #: Pure-Python import packages copied from this venv (module dir or single-file module names).
 PURE = (
@@ -212,9 +213,7 @@ def download_wheels(out: Path) -> None:
     """The compiled packages for the machine's cp312: installed with the Makefile's uv (uv's venvs have no pip),
     else downloaded as wheels with pip."""
     dest = out / "wheels"
-    pinned = re.search(r"^UV_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.MULTILINE)
-    uv_home = Path.home() / ".cache" / "rlinf-bench" / f"uv-{pinned[1] if pinned else ''}" / "bin" / "uv"
-    uv = next((u for u in (os.environ.get("UV"), shutil.which("uv"), str(uv_home)) if u and Path(u).is_file()), None)
+    uv = pinned_uv()
     if uv is not None:
         # uv has no `download`: install the wheels for 3.12 into a scratch target, carried as one more tarball
         # that unpack.sh extracts into the prefix (what `pip install --target` there would have written).

@@ -31,6 +31,7 @@ __all__ = [
     "adapt_template",
     "deploy_stack",
     "function_folders",
+    "read_template",
     "transformed_template",
 ]
 
@@ -126,26 +127,31 @@ def transformed_template(template: Path = REPO / "template.yaml", *, python: Pat
 
 
 class _TemplateLoader(yaml.SafeLoader):
-    """YAML with CloudFormation's short tags (!Ref, !GetAtt, !Sub...) read as plain values."""
+    """YAML with CloudFormation's short tags read as ``{tag: value}`` (``!Ref X`` -> ``{"Ref": "X"}``)."""
 
 
-def _untagged(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
+def _tagged(loader: yaml.SafeLoader, tag: str, node: yaml.Node) -> Any:
     if isinstance(node, yaml.ScalarNode):
-        return loader.construct_scalar(node)
+        return {tag: loader.construct_scalar(node)}
     if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node, deep=True)
-    return loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        return {tag: loader.construct_sequence(node, deep=True)}
+    return {tag: loader.construct_mapping(node, deep=True)}  # type: ignore[arg-type]
 
 
-_TemplateLoader.add_multi_constructor("!", _untagged)
+_TemplateLoader.add_multi_constructor("!", _tagged)
+
+
+def read_template(template: Path = REPO / "template.yaml") -> dict[str, Any]:
+    """template.yaml as written (not transformed), its short-form intrinsics as ``{tag: value}`` dicts."""
+    doc: dict[str, Any] = yaml.load(template.read_text(), Loader=_TemplateLoader)
+    return doc
 
 
 def function_folders(template: Path = REPO / "template.yaml") -> dict[str, str]:
     """Logical id -> folder under functions/ of every function template.yaml deploys (its CodeUri): the one
     list of Lambda functions, which the in-process dispatch and the workflow tests read."""
-    doc = yaml.load(template.read_text(), Loader=_TemplateLoader)
     folders = {}
-    for name, resource in doc["Resources"].items():
+    for name, resource in read_template(template)["Resources"].items():
         if resource.get("Type") == "AWS::Serverless::Function":
             folders[name] = Path(str(resource["Properties"]["CodeUri"])).name
     return folders

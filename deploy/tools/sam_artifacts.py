@@ -16,7 +16,6 @@ import argparse
 import glob
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -25,9 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # scripts.pinned_uv when run as a script
+
+from rlinf_local.stack import read_template  # noqa: E402
+from scripts.pinned_uv import pinned_uv  # noqa: E402
+
 SAM = REPO / ".venv-tools" / "bin" / "sam"
 ACCOUNT = "123456789012"
 # Values for variables whose template value is an intrinsic (a Ref to a resource, a GetAtt, a Sub).
@@ -43,22 +45,6 @@ PLACEHOLDERS = {
     "PROBE_IMAGE": f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/rlinf-probe@sha256:{'2' * 64}",
     "MLFLOW_TRACKING_URI": "http://127.0.0.1:9",
 }
-
-
-class _CfnLoader(yaml.SafeLoader):
-    """CloudFormation short-form tags (!Ref, !Sub...) read as {tag: value}."""
-
-
-_CfnLoader.add_multi_constructor(
-    "!",
-    lambda loader, tag, node: {
-        tag: loader.construct_scalar(node)
-        if isinstance(node, yaml.ScalarNode)
-        else loader.construct_sequence(node, deep=True)
-        if isinstance(node, yaml.SequenceNode)
-        else loader.construct_mapping(node, deep=True)
-    },
-)
 
 
 def repo_files(repo: Path) -> list[str]:
@@ -99,11 +85,9 @@ def function_env(template: dict[str, Any], name: str) -> dict[str, str]:
 
 def installer() -> list[str]:
     """The package installer of this checkout: the Makefile's pinned uv (venvs built by uv have no pip), else pip."""
-    version = re.search(r"^UV_VERSION := (\S+)$", (REPO / "Makefile").read_text(), re.MULTILINE)
-    pinned = Path.home() / ".cache" / "rlinf-bench" / f"uv-{version[1] if version else ''}" / "bin" / "uv"
-    for uv in (os.environ.get("UV"), shutil.which("uv"), str(pinned)):
-        if uv and Path(uv).is_file():
-            return [uv, "pip", "install", "--python-platform", "x86_64-manylinux_2_28"]
+    uv = pinned_uv()
+    if uv is not None:
+        return [uv, "pip", "install", "--python-platform", "x86_64-manylinux_2_28"]
     return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--implementation", "cp"]
 
 
@@ -154,7 +138,7 @@ def measure(work: Path, python: Path | None) -> dict[str, Any]:
     if build.returncode != 0:
         return {"build_ok": False, "build_s": seconds, "error": (build.stdout + build.stderr)[-3000:]}
     built = work / ".aws-sam" / "build"
-    template = yaml.load((work / "template.yaml").read_text(), Loader=_CfnLoader)
+    template = read_template(work / "template.yaml")
     layer = built / "SharedLayer" / "python"
     boto = boto3_for_lambda(work / "lambda-runtime-boto3") if python else None
     result: dict[str, Any] = {"build_ok": True, "build_s": seconds, "layer_mb": size_mb(layer), "functions": {}}

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+
+from rlinf_local.stack import read_template
 
 REPO = Path(__file__).resolve().parents[3]
 TOOLS_PY = REPO / ".venv-tools" / "bin" / "python"
@@ -25,25 +26,10 @@ def need_tool(path: Path, what: str) -> None:
     pytest.skip(message)
 
 
-class CfnLoader(yaml.SafeLoader):
-    """Reads CloudFormation short-form tags (!Ref, !GetAtt, !Sub...) as {tag: value}."""
-
-
-def _any_tag(loader: yaml.Loader, suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.ScalarNode):
-        return {suffix: loader.construct_scalar(node)}
-    if isinstance(node, yaml.SequenceNode):
-        return {suffix: loader.construct_sequence(node, deep=True)}
-    return {suffix: loader.construct_mapping(node, deep=True)}  # type: ignore[arg-type]
-
-
-CfnLoader.add_multi_constructor("!", _any_tag)
-
-
 @pytest.fixture(scope="session")
 def template() -> dict[str, Any]:
     """template.yaml as written (short-form tags kept as {"Ref": ...}-like dicts)."""
-    return dict(yaml.load((REPO / "template.yaml").read_text(), Loader=CfnLoader))
+    return read_template(REPO / "template.yaml")
 
 
 @pytest.fixture(scope="session")

@@ -8,32 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from rlinf_local.intake_resources import last_file_patterns
+from rlinf_local.stack import read_template
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-class CfnLoader(yaml.SafeLoader):
-    """Reads CloudFormation short-form tags (!Ref, !GetAtt...) as plain values."""
-
-
-def _any_tag(loader: yaml.Loader, suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.ScalarNode):
-        return {suffix: loader.construct_scalar(node)}
-    if isinstance(node, yaml.SequenceNode):
-        return {suffix: loader.construct_sequence(node)}
-    return {suffix: loader.construct_mapping(node)}  # type: ignore[arg-type]
-
-
-CfnLoader.add_multi_constructor("!", _any_tag)
-
-
 @pytest.fixture(scope="module")
 def resources() -> dict[str, Any]:
-    template = yaml.load((REPO / "template.yaml").read_text(), Loader=CfnLoader)
-    return dict(template["Resources"])
+    return dict(read_template(REPO / "template.yaml")["Resources"])
 
 
 def test_given_the_rule_then_it_forwards_exactly_the_layouts_last_files(resources: dict[str, Any]) -> None:
