@@ -266,12 +266,28 @@ def render_check(resolution: int, cache: Path, steps: int = 30) -> dict[str, Any
 
 
 # -- (b) the harness ------------------------------------------------------------------------------
-def run_cli(args: list[str], log_path: Path, timeout: float) -> tuple[int, float]:
+def split_cpus(server_cores: int) -> tuple[list[int], list[int]]:
+    """(the policy server's cores, the evaluation's cores): the first ``server_cores`` of this process's."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if not 0 <= server_cores < len(cpus):
+        raise SystemExit(f"--server-cores {server_cores}: give 0 to {len(cpus) - 1} of the {len(cpus)} cores here")
+    return cpus[:server_cores], cpus[server_cores:]
+
+
+def _pinned(cpus: list[int] | None) -> Any:
+    if not cpus:
+        return None
+    return lambda: os.sched_setaffinity(0, cpus)  # the child and every worker it spawns stay on these cores
+
+
+def run_cli(args: list[str], log_path: Path, timeout: float, cpus: list[int] | None = None) -> tuple[int, float]:
     """Run a command with its output in ``log_path``; exit 124 when it outlives ``timeout`` (then killed)."""
     t0 = time.perf_counter()
     with log_path.open("w") as log:
         try:
-            rc = subprocess.run(args, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, timeout=timeout).returncode
+            rc = subprocess.run(
+                args, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, timeout=timeout, preexec_fn=_pinned(cpus)
+            ).returncode
         except subprocess.TimeoutExpired:
             rc = 124
     return rc, time.perf_counter() - t0
@@ -405,13 +421,13 @@ class GpmSampler:
             self.result = {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def serve(port: int, log_path: Path, spec: str) -> subprocess.Popen[bytes]:
+def serve(port: int, log_path: Path, spec: str, extra: list[str] | None = None) -> subprocess.Popen[bytes]:
     # `rlinf-bench serve-policy`'s own parser and run(), without the CLI's registry of other commands
     launcher = (
         "import argparse, sys; from eval_runner.policies import serve_cli; p = argparse.ArgumentParser(); "
         "serve_cli.register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))"
     )
-    cmd = [sys.executable, "-c", launcher, "serve-policy", "--policy", spec, "--port", str(port)]
+    cmd = [sys.executable, "-c", launcher, "serve-policy", "--policy", spec, "--port", str(port), *(extra or [])]
     proc = subprocess.Popen(cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, cwd=ROOT)
     deadline = time.monotonic() + 600
     while "serving " not in log_path.read_text():
@@ -434,6 +450,9 @@ def task_wall(
     tasks: str = str(TASK),
     tag: str = "task",
     policy_options: str = "",
+    server_args: str = "",
+    server_cores: int = 0,
+    inflight: int = 1,
 ) -> dict[str, Any]:
     """``tasks`` x ``trials`` episodes at the full horizon through the served 7B policy.
 
@@ -441,27 +460,41 @@ def task_wall(
     chunk's last step; ``policy``: the policy hands out one action per round trip).
     """
     spec = f"{POLICY_SPEC}?chunks={chunks}{'&' + policy_options if policy_options else ''}"
+    server_cpus, eval_cpus = split_cpus(server_cores)
+    extra = shlex.split(server_args) + (["--cpus", ",".join(map(str, server_cpus))] if server_cpus else [])
     t0 = time.perf_counter()
-    server = serve(port, work / f"{tag}_server.log", spec)
+    server_log = work / f"{tag}_server.log"
+    server = serve(port, server_log, spec, extra)
     start_s = time.perf_counter() - t0
     out, log = work / f"{tag}.json", work / f"{tag}.log"
-    cmd = evaluate_cmd(n, trials, max_steps, f"server:ws://127.0.0.1:{port}", out, cache, [], tasks)
+    client = f"server:ws://127.0.0.1:{port}?inflight={inflight}"
+    cmd = evaluate_cmd(n, trials, max_steps, client, out, cache, [], tasks)
     try:
         with GpmSampler() as gpm:
-            rc, wall = run_cli(cmd, log, timeout)
+            rc, wall = run_cli(cmd, log, timeout, eval_cpus if server_cpus else None)
     finally:
         server.terminate()
         server.wait(timeout=60)
     row: dict[str, Any] = {
         "command": shlex.join(["rlinf-bench", "evaluate", *cmd[3:]]),
-        "server_command": f"rlinf-bench serve-policy --policy '{spec}' --port {port}",
+        "server_command": shlex.join(["rlinf-bench", "serve-policy", "--policy", spec, "--port", str(port), *extra]),
         "server_start_s": round(start_s, 1),
+        "server_cpus": server_cpus,
+        "evaluate_cpus": eval_cpus if server_cpus else "all (not pinned)",
+        "inflight": inflight,
         "exit": rc,
         "wall_s": round(wall, 1),
         "gpu": gpm.result,
     }
+    for line in server_log.read_text().splitlines():
+        if line.startswith("policy server stopped: "):
+            row["server"] = json.loads(line.removeprefix("policy server stopped: "))
     if out.exists():
-        row |= result_figures(json.loads(out.read_text()))
+        result = json.loads(out.read_text())
+        row |= result_figures(result)
+        client_policy = result["provenance"]["extra"].get("policy", {})
+        row["forward"] = client_policy.get("server", {}).get("forward")
+        row["server_batching"] = client_policy.get("server_batching")
     else:
         row["error"] = log.read_text()[-2000:]
     return row
@@ -479,6 +512,9 @@ def served_run(args: argparse.Namespace, n: int, cache: Path, work: Path, **kwar
             args.port,
             args.timeout,
             policy_options=args.policy_options,
+            server_args=args.server_args,
+            server_cores=args.server_cores,
+            inflight=args.inflight,
             **kwargs,
         )
     except Exception as exc:  # keep what the other parts measured
@@ -546,6 +582,7 @@ def results_path(out: Path | None, *, update_results: bool) -> Path:
 
 
 def main() -> int:
+    global SUITE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--parts", default="raw,harness", help="check,raw,raw_episodes,harness,latency,task,suite")
     parser.add_argument("--workers", default="4,8,15", help="N values (task: the first one)")
@@ -571,8 +608,21 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=540.0, help="per harness/task run, seconds")
     parser.add_argument("--out", type=Path, help="result file (default: $OUT/eval_gpu.json, else a temporary file)")
     parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
+    parser.add_argument("--suite", default=SUITE, help="LIBERO suite of the suite/task/harness parts")
+    parser.add_argument(
+        "--server-cores",
+        type=int,
+        default=0,
+        help="task/suite parts: cores reserved for the policy server (serve-policy --cpus), the evaluation pinned "
+        "to the rest; 0: nothing pinned (the old runs). --workers auto = the evaluation's cores",
+    )
+    parser.add_argument("--server-args", default="", help="more serve-policy flags, e.g. '--max-batch 16'")
+    parser.add_argument("--inflight", type=int, default=1, help="task/suite parts: the client's ?inflight=K")
     parser.add_argument("--combine", nargs="*", type=Path, help="merge these result files into --out; run nothing")
     args = parser.parse_args()
+    SUITE = args.suite
+    if args.workers == "auto":
+        args.workers = str(len(split_cpus(args.server_cores)[1]))
     args.out = results_path(args.out, update_results=args.update_results)
     print(f"results: {args.out}", flush=True)
     if args.combine:

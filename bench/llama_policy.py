@@ -14,7 +14,12 @@ them, so the compute is the backbone's (~600 tokens per row). By default ``act``
 whole chunk and the runner executes it open loop (OpenVLA-OFT's 8 open-loop steps); with
 ``chunks=policy`` the policy keeps each episode's chunk and calls the model only for the rows whose
 chunk is used up, so one act() on a batch of B rows costs one forward on the k <= B rows that need one. Rows are computed together in bf16; like any
-batched GPU model, a row's actions can differ in the last bits with the batch it shares.
+batched GPU model, a row's actions can differ in the last bits with the batch size it runs at.
+
+``graphs=1,2,4,8,16`` captures the forward once per size as a CUDA graph
+(:class:`eval_runner.policies.captured.CapturedForward`): a batch runs padded to the next size, through
+pinned host buffers, with one launch instead of hundreds, and the replay is checked bit for bit
+against the eager forward at every size when the policy is built (``describe()`` says the outcome).
 
 Serve it: ``rlinf-bench serve-policy --policy python:bench.llama_policy:make_policy --port 8000``
 (needs ``pip install 'rlinf-bench[gpu-bench]'`` for transformers, and a CUDA GPU with ~16 GB free).
@@ -42,8 +47,18 @@ class ChunkedVLA(Policy):
     """Per-episode action chunks from a batched model; the model runs only for rows that need a chunk."""
 
     def __init__(
-        self, model: Any, *, chunk: int, resolution: int, device: str, action_scale: float, runner_chunks: bool = True
+        self,
+        model: Any,
+        *,
+        chunk: int,
+        resolution: int,
+        device: str,
+        action_scale: float,
+        runner_chunks: bool = True,
+        graph_sizes: tuple[int, ...] = (),
     ) -> None:
+        from eval_runner.policies.captured import CapturedForward
+
         self.model = model
         self.runner_chunks = runner_chunks
         self.chunk = chunk
@@ -53,6 +68,25 @@ class ChunkedVLA(Policy):
         self._queues: dict[str, deque[np.ndarray]] = {}
         self.forwards = 0  # model calls
         self.rows_inferred = 0  # rows that went through the model
+        # eager: one size per batch, no padding; captured: the graph of the next size up
+        self.captured = CapturedForward(self._forward, graph_sizes, device=device) if graph_sizes else None
+        self.capture_error = ""  # why the graphs were not used, when capture failed
+
+    def _forward(self, images: Any, proprio: Any, tokens: Any) -> Any:
+        """Device tensors -> actions in [-scale, scale] (before the gripper's sign), float32 on the device."""
+        import torch
+
+        out = self.model(images, proprio, tokens)
+        return torch.tanh(torch.nan_to_num(out.float())) * self.action_scale
+
+    def example_inputs(self, rows: int = 4, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Random inputs of the model's shapes (warm-up and the replay-vs-eager check)."""
+        rng = np.random.default_rng(seed)
+        res = self.obs_spec.resolution
+        images = rng.integers(0, 256, (rows, len(CAMERAS), res, res, 3), dtype=np.uint8)
+        proprio = rng.standard_normal((rows, PROPRIO_DIM)).astype(np.float32)
+        tokens = rng.integers(0, self.model.vocab, (rows, self.model.prompt_tokens)).astype(np.int64)
+        return images, proprio, tokens
 
     def reset(self, episode_ids: list[str]) -> None:
         for episode_id in episode_ids:
@@ -76,13 +110,15 @@ class ChunkedVLA(Policy):
         images = np.stack([obs[f"{c}_image"] for c in CAMERAS], axis=1)  # [B, 2, H, W, 3] uint8
         proprio = np.concatenate([np.asarray(obs[k], dtype=np.float32) for k in PROPRIO], axis=1)
         tokens = np.stack([prompt_ids(t, self.model.prompt_tokens, self.model.vocab) for t in obs["task_description"]])
-        with torch.inference_mode():
-            out = self.model(
-                torch.from_numpy(images).to(self.device, non_blocking=True),
-                torch.from_numpy(proprio).to(self.device),
-                torch.from_numpy(tokens).to(self.device),
-            )
-            actions = (torch.tanh(torch.nan_to_num(out.float())) * self.action_scale).cpu().numpy()
+        if self.captured is not None:
+            actions = self.captured(images, proprio, tokens)
+        else:
+            with torch.inference_mode():
+                actions = self._forward(
+                    torch.from_numpy(images).to(self.device, non_blocking=True),
+                    torch.from_numpy(proprio).to(self.device),
+                    torch.from_numpy(tokens).to(self.device),
+                ).cpu().numpy()
         actions[..., -1] = np.where(actions[..., -1] > 0, 1.0, -1.0)  # LIBERO's gripper is binary
         self.forwards += 1
         self.rows_inferred += len(actions)
@@ -95,6 +131,9 @@ class ChunkedVLA(Policy):
             "chunk": self.chunk,
             "chunks_executed_by": "runner" if self.runner_chunks else "policy",
             "weights": "random (seeded), no checkpoint",
+            "forward": self.captured.describe()
+            if self.captured is not None
+            else {"cuda_graphs": False, **({"capture_error": self.capture_error} if self.capture_error else {})},
         }
 
 
@@ -165,7 +204,8 @@ def build_model(
                 self.backbone.embed_tokens(tokens),
                 self.action_queries.unsqueeze(0).expand(b, -1, -1),
             ]
-            hidden_states = self.backbone(inputs_embeds=torch.cat(parts, dim=1)).last_hidden_state
+            # no KV cache: one pass per chunk, and a graph capture must not keep Python-side cache objects
+            hidden_states = self.backbone(inputs_embeds=torch.cat(parts, dim=1), use_cache=False).last_hidden_state
             actions = self.head(hidden_states[:, -self.chunk * ACTION_DIM :])  # [B, chunk*7, 1]
             return actions.reshape(b, self.chunk, ACTION_DIM)
 
@@ -207,13 +247,18 @@ def make_policy(
     seed: int = 0,
     action_scale: float = 0.1,
     chunks: str = "runner",
+    graphs: str = "",
 ) -> ChunkedVLA:
     """``python:bench.llama_policy:make_policy`` (options: layers, hidden, ..., device, seed); ignores checkpoints.
 
     ``chunks``: ``runner`` returns each row's whole chunk (``[B, chunk, 7]``), executed open loop by the
     runner, which then renders only each chunk's last step; ``policy`` keeps the chunks here and returns
     one action per call (``[B, 7]``), so every step is a round trip with both images.
+    ``graphs``: batch sizes to capture as CUDA graphs (e.g. ``1,2,4,8,16``; empty: the eager forward), each
+    captured and checked against the eager forward now, before the first request.
     """
+    from eval_runner.policies.captured import parse_sizes
+
     if chunks not in ("runner", "policy"):
         raise ValueError(f"chunks={chunks!r}: use 'runner' or 'policy'")
     model = build_model(
@@ -228,11 +273,22 @@ def make_policy(
         device=device,
         seed=seed,
     )
-    return ChunkedVLA(
+    policy = ChunkedVLA(
         model,
         chunk=chunk,
         resolution=resolution,
         device=device,
         action_scale=action_scale,
         runner_chunks=chunks == "runner",
+        graph_sizes=parse_sizes(graphs) if graphs else (),
     )
+    if policy.captured is not None:
+        example = policy.example_inputs(rows=max(policy.captured.sizes))
+        try:
+            policy.captured.warm_up(example)
+        except Exception as exc:  # e.g. a library op that cannot be captured: serve eager, and say so
+            policy.capture_error = f"{type(exc).__name__}: {exc}"
+            policy.captured = None
+        else:
+            policy.captured.check_against_eager(example)
+    return policy

@@ -65,40 +65,73 @@ class CallResult:
 
 
 class PolicyCaller:
-    """Runs one policy call at a time on a daemon thread and wakes the loop when it is done.
+    """Runs policy calls on daemon threads, up to ``slots`` at once, and wakes the loop when one is done.
+
+    ``slots`` is the policy's ``concurrent_calls`` (1 unless it says otherwise: an in-process model serves
+    one batch at a time; ``server:`` sends each call on its own connection). With more than one slot the
+    loop sends the next ready rows while a call is out, so a policy server always has the next batch
+    queued and its GPU does not wait for the round trip. A call's resets travel with it only for the
+    episodes whose rows it carries (``act_with_resets``), so no reset can overtake its episode's first
+    batch, whatever order the calls arrive in.
 
     The loop waits on :attr:`wake` together with the workers' pipes (``multiprocessing.connection.wait``
-    accepts sockets), so a finished call and a worker's reply are handled in arrival order. Daemon, so a
-    policy stuck in a call cannot keep the process alive after the run gave up on it.
+    accepts sockets), so a finished call and a worker's reply are handled in arrival order; each finished
+    call leaves one byte there, so two calls finishing together wake the loop twice. Daemon, so a policy
+    stuck in a call cannot keep the process alive after the run gave up on it.
     """
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, slots: int | None = None) -> None:
         self.policy = policy
+        self.slots = max(1, int(slots if slots is not None else getattr(policy, "concurrent_calls", 1)))
+        if self.slots > 1 and not callable(getattr(policy, "act_with_resets", None)):
+            self.slots = 1  # reset() then act() from two threads could pair one call's resets with another's rows
         self._requests: queue.SimpleQueue[tuple[Any, list[str], dict[str, Any], int] | None] = queue.SimpleQueue()
-        self._done: CallResult | None = None
+        self._done: list[CallResult] = []
         self._lock = threading.Lock()
+        self._unsent_resets: list[str] = []  # episodes announced whose first row has not been sent yet
         self.wake, self._notify = socket.socketpair()
         self.wake.setblocking(False)
-        self.busy = False
-        self._thread = threading.Thread(target=self._serve, name="policy-call", daemon=True)
-        self._thread.start()
+        self.in_flight = 0
+        self._threads = [
+            threading.Thread(target=self._serve, name=f"policy-call-{i}", daemon=True) for i in range(self.slots)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    @property
+    def busy(self) -> bool:
+        """Every slot has a call out: the next batch has to wait."""
+        return self.in_flight >= self.slots
 
     def submit(self, tag: Any, resets: list[str], batch: dict[str, Any], rows: int) -> None:
         """Start a call: ``policy.reset(resets)`` (when any), then ``policy.act(batch)``."""
         if self.busy:
-            raise RuntimeError("a policy call is already in flight (runner bug)")
-        self.busy = True
+            raise RuntimeError(f"all {self.slots} policy call slots are in flight (runner bug)")
+        self.in_flight += 1
+        if self.slots > 1:
+            # Only the resets of episodes in this batch go with it; the others wait for their episode's row.
+            pending = self._unsent_resets + [str(e) for e in resets]
+            ids = {str(e) for e in batch.get("episode_id", [])}
+            resets = [e for e in pending if e in ids]
+            self._unsent_resets = [e for e in pending if e not in ids]
         self._requests.put((tag, resets, batch, rows))
 
     def collect(self) -> CallResult | None:
-        """The finished call, once the thread signalled it (else None)."""
+        """One finished call, once a thread signalled it (else None)."""
         with contextlib.suppress(BlockingIOError):
-            self.wake.recv(64)
+            self.wake.recv(1)
         with self._lock:
-            done, self._done = self._done, None
+            done = self._done.pop(0) if self._done else None
         if done is not None:
-            self.busy = False
+            self.in_flight -= 1
         return done
+
+    def _call(self, resets: list[str], batch: dict[str, Any]) -> Any:
+        if self.slots > 1:
+            return self.policy.act_with_resets(resets, batch)  # type: ignore[attr-defined]
+        if resets:
+            self.policy.reset(resets)
+        return self.policy.act(batch)
 
     def _serve(self) -> None:
         while (item := self._requests.get()) is not None:
@@ -106,23 +139,23 @@ class PolicyCaller:
             result = CallResult(tag=tag, rows=rows)
             t0 = time.perf_counter()
             try:
-                if resets:
-                    self.policy.reset(resets)
-                result.actions = self.policy.act(batch)
+                result.actions = self._call(resets, batch)
             except BaseException as exc:  # handed to the loop, which decides what it means
                 result.error = exc
             result.elapsed_s = time.perf_counter() - t0
             with self._lock:
-                self._done = result
+                self._done.append(result)
             try:
                 self._notify.send(b"x")
             except OSError:  # the loop closed us while the call ran
                 return
 
     def close(self) -> None:
-        """Stop the thread after the call in flight (if any); never waits for a stuck policy."""
-        self._requests.put(None)
-        self._thread.join(timeout=0.0 if self.busy else 5.0)
+        """Stop the threads after the calls in flight (if any); never waits for a stuck policy."""
+        for _ in self._threads:
+            self._requests.put(None)
+        for thread in self._threads:
+            thread.join(timeout=0.0 if self.in_flight else 5.0)
         self._notify.close()
         self.wake.close()
 

@@ -82,7 +82,7 @@ class Rollout:
             while True:
                 self._assign_idle_workers()
                 self._maybe_act()
-                if not self._caller.busy and not self._obs and not any(w.pending for w in self.workers):
+                if not self._caller.in_flight and not self._obs and not any(w.pending for w in self.workers):
                     return
                 self._wait_and_receive()
         finally:
@@ -124,7 +124,7 @@ class Rollout:
             oldest = min(t for _, t in self._obs.values())
             timeouts.append(self.batching.wait_s(oldest, time.perf_counter()))
         conns: dict[Any, WorkerHandle | None] = {w.conn: w for w in waiting if w.conn is not None}
-        if self._caller is not None and self._caller.busy:
+        if self._caller is not None and self._caller.in_flight:
             conns[self._caller.wake] = None
         if not conns:
             return

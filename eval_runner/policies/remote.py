@@ -5,14 +5,19 @@ before the first reset: the server's first message announces its :class:`Observa
 :meth:`ServerPolicy.act` is exactly one request/reply round trip carrying the whole batch.
 
 Spec options (after ``?``): ``retries`` (default 8), ``backoff_s`` (0.5), ``max_backoff_s`` (10),
-``open_timeout_s`` (5), ``request_timeout_s`` (300). Connection attempts wait
+``open_timeout_s`` (5), ``request_timeout_s`` (300), ``inflight`` (2). Connection attempts wait
 ``min(backoff_s * 2**k, max_backoff_s)`` between tries, so the defaults give a starting server
 about 45 s to come up before PolicyServerUnreachableError.
+
+``inflight``: how many batches may be on their way at once, each on its own connection (opened when
+first needed). The rollout sends the next ready rows while a call is out, so the server can queue or
+merge them and its GPU never waits for the network round trip. ``inflight=1`` is one call at a time.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +41,7 @@ _OPTIONS: dict[str, type] = {
     "max_backoff_s": float,
     "open_timeout_s": float,
     "request_timeout_s": float,
+    "inflight": int,
 }
 
 
@@ -63,11 +69,14 @@ class ServerPolicy(Policy):
         max_backoff_s: float = 10.0,
         open_timeout_s: float = 5.0,
         request_timeout_s: float = 300.0,
+        inflight: int = 2,
         spec: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if retries < 0 or backoff_s < 0 or max_backoff_s < 0 or open_timeout_s <= 0 or request_timeout_s <= 0:
             raise PolicyError(f"policy spec {spec or url!r}: retries/backoff must be >= 0 and timeouts > 0")
+        if inflight < 1:
+            raise PolicyError(f"policy spec {spec or url!r}: inflight={inflight}; use 1 or more batches in flight")
         self.url = url
         self.spec = spec or f"server:{url}"
         self.retries = retries
@@ -78,16 +87,19 @@ class ServerPolicy(Policy):
         )
         self.open_timeout_s = open_timeout_s
         self.request_timeout_s = request_timeout_s
+        #: batches the rollout may have on their way at once (batching.PolicyCaller reads it)
+        self.concurrent_calls = inflight
         self._pending_resets: list[str] = []
         self.requests = 0
         self.connects = 0
-        self._conn: Any = None
+        self._lock = threading.Lock()  # guards the idle connections, the counters and the pending resets
+        self._idle: list[Any] = []  # open connections no call is using
         self.metadata: dict[str, Any] = {}
-        self._connect()
+        self._idle.append(self._connect())
 
     # -- connection -------------------------------------------------------------------------
-    def _connect(self) -> None:
-        """Connect with bounded exponential backoff and read the server's metadata message."""
+    def _connect(self) -> Any:
+        """Connect with bounded exponential backoff, read the server's metadata message; the connection."""
         from websockets.exceptions import InvalidURI
 
         def attempt() -> Any:
@@ -105,14 +117,16 @@ class ServerPolicy(Policy):
             )
 
         # Refused, DNS, timeout, handshake rejected, closed during metadata: the server may still be starting.
-        self._conn = call_with_retry(
+        conn = call_with_retry(
             attempt,
             policy=self.retry_policy,
             retryable=lambda exc: isinstance(exc, Exception) and not isinstance(exc, PolicyError),
             give_up=give_up,
             what=f"policy server {self.url}",
         )
-        self.connects += 1
+        with self._lock:
+            self.connects += 1
+        return conn
 
     def _open(self) -> Any:
         from websockets.sync.client import connect
@@ -173,41 +187,59 @@ class ServerPolicy(Policy):
     # -- Policy API -------------------------------------------------------------------------
     def reset(self, episode_ids: list[str]) -> None:
         # Sent with the next batch rather than as an extra round trip: one request per vector step.
-        self._pending_resets.extend(str(e) for e in episode_ids)
+        with self._lock:
+            self._pending_resets.extend(str(e) for e in episode_ids)
 
     def act(self, obs: dict[str, Any]) -> np.ndarray:
+        with self._lock:
+            resets, self._pending_resets = self._pending_resets, []
+        try:
+            return self.act_with_resets(resets, obs)
+        except BaseException:
+            with self._lock:  # not delivered: they ride with the next batch
+                self._pending_resets[:0] = resets
+            raise
+
+    def act_with_resets(self, resets: list[str], obs: dict[str, Any]) -> np.ndarray:
+        """One request carrying the batch and the episodes that start with it; safe from several threads.
+
+        Resets travel in the request itself, so a reset can never reach the server after the batch it
+        belongs to when several batches are in flight.
+        """
         rows = batch_size(obs)
         request = dict(obs)
-        if self._pending_resets:
-            request[RESET_KEY] = list(self._pending_resets)
+        if resets:
+            request[RESET_KEY] = [str(e) for e in resets]
         try:
             frame = pack(request)
         except TypeError as exc:
             raise PolicyError(f"observation batch cannot be sent to {self.url}: {exc}") from exc
-        reply = self._round_trip(frame)
-        self._pending_resets.clear()
-        return self._actions_from(reply, rows)
+        return self._actions_from(self._round_trip(frame), rows)
+
+    def _take(self) -> Any:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return self._connect()  # after close(), a timed-out request, or a second batch in flight
 
     def _round_trip(self, frame: bytes) -> Any:
         from websockets.exceptions import ConnectionClosed
 
         for attempt in range(2):
-            if self._conn is None:
-                self._connect()  # after close() or a timed-out request
+            conn = self._take()
             try:
-                self._conn.send(frame)
-                answer = self._conn.recv(timeout=self.request_timeout_s)
-                self.requests += 1
-                return answer
+                conn.send(frame)
+                answer = conn.recv(timeout=self.request_timeout_s)
             except TimeoutError as exc:
                 # The late reply would otherwise be read as the answer to the *next* batch: drop the connection.
-                self.close()
+                conn.close()
                 raise PolicyServerUnreachableError(
                     f"policy server {self.url} did not answer a batch within {self.request_timeout_s}s; raise "
                     "?request_timeout_s=S if inference is that slow, or check the server's logs"
                 ) from exc
             except (ConnectionClosed, OSError) as exc:
-                self.close()
+                conn.close()
+                self.close()  # the others went down with the server too
                 if attempt == 1:
                     raise PolicyServerUnreachableError(
                         f"policy server {self.url} closed the connection twice on the same batch ({exc}); check the "
@@ -216,6 +248,15 @@ class ServerPolicy(Policy):
                 # A server restart or a dropped connection: reconnect (with backoff) and resend once.
                 # Resending is safe: a request carries the whole batch and its pending resets.
                 log.warning("policy server %s connection lost (%s); reconnecting", self.url, exc)
+                continue
+            with self._lock:
+                self.requests += 1
+                if len(self._idle) < self.concurrent_calls:
+                    self._idle.append(conn)
+                    conn = None
+            if conn is not None:
+                conn.close()
+            return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _actions_from(self, frame: Any, rows: int) -> np.ndarray:
@@ -236,10 +277,13 @@ class ServerPolicy(Policy):
             "class": type(self).__name__,
             "spec": self.spec,
             "url": self.url,
+            "inflight": self.concurrent_calls,
             "server": self.metadata.get("policy", {}),
+            **({"server_batching": self.metadata["batching"]} if "batching" in self.metadata else {}),
         }
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()

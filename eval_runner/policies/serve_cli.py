@@ -8,6 +8,7 @@ and batches from all workers share it.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,21 @@ def register(sub: Any) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (0.0.0.0 inside a pod)")
     parser.add_argument("--port", type=int, default=8000, help="TCP port (0 picks a free one)")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="where s3:// checkpoints are downloaded")
+    parser.add_argument(
+        "--max-batch", type=int, default=None, help="rows per policy call when requests are merged (default: no cap)"
+    )
+    parser.add_argument(
+        "--batch-window-ms",
+        type=float,
+        default=0.0,
+        help="after a request arrives, wait this long for more to merge into the call (default 0: only those queued)",
+    )
+    parser.add_argument(
+        "--cpus",
+        default=None,
+        help="CPU cores reserved for the server, e.g. 0 or 0-1 (it runs only there; leave the rest to the "
+        "simulator workers); recorded in the metadata every client logs",
+    )
     parser.set_defaults(func=run)
 
 
@@ -39,11 +55,18 @@ def run(args: argparse.Namespace) -> int:
     """Load the policy, then serve until interrupted."""
     from eval_runner.checkpoint_fetch import materialize_checkpoint
     from eval_runner.policies.factory import load_policy
+    from eval_runner.policies.request_batching import ServerBatching
     from eval_runner.policies.server import PolicyServer
 
+    if args.max_batch is not None and args.max_batch < 1:
+        raise SystemExit(f"--max-batch {args.max_batch}: give 1 or more rows, or leave it out for no cap")
+    if args.batch_window_ms < 0:
+        raise SystemExit(f"--batch-window-ms {args.batch_window_ms}: give 0 or more milliseconds")
+    provenance = {"cpus": reserve_cpus(args.cpus)}
     checkpoint = materialize_checkpoint(args.checkpoint, args.cache_dir) if args.checkpoint else None
     policy = load_policy(args.policy, checkpoint)
-    server = PolicyServer(policy, args.host, args.port, name=args.policy)
+    batching = ServerBatching(max_batch=args.max_batch, window_ms=args.batch_window_ms)
+    server = PolicyServer(policy, args.host, args.port, name=args.policy, batching=batching, provenance=provenance)
     _stop_on_sigterm(server)
     # Printed (not only logged) so scripts and tests can read the bound port when --port 0.
     print(f"serving {args.policy} at {server.url}", flush=True)
@@ -51,7 +74,21 @@ def run(args: argparse.Namespace) -> int:
         server.serve_forever()
     finally:
         policy.close()
-    print("policy server stopped", flush=True)
+    # One line an operator (or bench/eval_gpu.py) can read: how far requests were merged into calls.
+    calls = server.call_sizes
+    print(
+        "policy server stopped: "
+        + json.dumps(
+            {
+                "requests": server.requests,
+                "errors": server.errors,
+                "policy_calls": len(calls),
+                "mean_rows_per_call": round(sum(calls) / len(calls), 2) if calls else 0.0,
+                "mean_rows_per_request": round(sum(server.batch_sizes) / max(1, len(server.batch_sizes)), 2),
+            }
+        ),
+        flush=True,
+    )
     return 0
 
 
@@ -65,3 +102,38 @@ def _stop_on_sigterm(server: Any) -> None:
         threading.Thread(target=server.shutdown, name="policy-server-stop", daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
+
+
+def parse_cpus(text: str) -> list[int]:
+    """``"0-1,4"`` -> ``[0, 1, 4]``; a clear error for anything else."""
+    cpus: set[int] = set()
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.strip().partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError as exc:
+        raise SystemExit(f"--cpus {text!r}: give core numbers and ranges, e.g. 0 or 0-1 or 0,2") from exc
+    if not cpus:
+        raise SystemExit(f"--cpus {text!r}: give at least one core, e.g. 0")
+    return sorted(cpus)
+
+
+def reserve_cpus(text: str | None) -> list[int]:
+    """Pin this process (and the threads it starts) to ``text``'s cores; the cores it runs on."""
+    import os
+
+    available = sorted(os.sched_getaffinity(0))
+    if text is None:
+        return available
+    cpus = parse_cpus(text)
+    missing = sorted(set(cpus) - set(available))
+    if missing:
+        raise SystemExit(f"--cpus {text!r}: cores {missing} are not available here (available: {available})")
+    os.sched_setaffinity(0, cpus)
+    try:
+        import torch
+
+        torch.set_num_threads(len(cpus))  # intra-op threads beyond the reserved cores would only contend
+    except ImportError:
+        pass
+    return cpus

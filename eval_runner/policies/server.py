@@ -1,8 +1,12 @@
 """Serve any :class:`Policy` over the websocket protocol of docs/policies.md.
 
-One thread per connection (websockets' sync server); calls into the policy are serialized with a
-lock because policies are not required to be thread-safe, and because one GPU model serves best
-one batch at a time. A failing batch gets an ``{"error": ...}`` reply and the server keeps serving.
+One thread per connection (websockets' sync server) decodes requests and encodes replies; one model
+thread calls the policy, so policies need not be thread-safe and one GPU model serves one batch at a
+time. The model thread merges the requests queued from every connection into one call
+(:mod:`eval_runner.policies.request_batching`), so several requests in flight keep the GPU busy.
+
+A failing batch gets an ``{"error": ...}`` reply and the server keeps serving. When a merged call
+fails, each of its requests is run again alone, so the error reaches only the request that caused it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 from eval_runner.policies.base import ACTION_DIM, Policy
 from eval_runner.policies.checks import check_actions
+from eval_runner.policies.request_batching import PendingRequest, RequestQueue, ServerBatching, merge, split
 from eval_runner.policies.wire import (
     HEALTH_PATH,
     PROTOCOL,
@@ -33,18 +38,33 @@ log = logging.getLogger(__name__)
 class PolicyServer:
     """A websocket policy server; ``port=0`` binds a free port (see :attr:`port`)."""
 
-    def __init__(self, policy: Policy, host: str = "127.0.0.1", port: int = 8000, *, name: str | None = None) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        name: str | None = None,
+        batching: ServerBatching | None = None,
+        provenance: dict[str, Any] | None = None,
+    ) -> None:
         from websockets.sync.server import serve
 
         self.policy = policy
         self.name = name or type(policy).__name__
-        self._lock = threading.Lock()
+        self.batching = batching or ServerBatching()
+        self.provenance = provenance or {}  # e.g. the cores the server was given (serve_cli)
+        self._counter_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         #: counters a test or an operator can read: act requests answered, error replies, connections
         self.requests = 0
         self.errors = 0
         self.connections = 0
-        self.batch_sizes: list[int] = []
+        self.batch_sizes: list[int] = []  # rows per request
+        self.call_sizes: list[int] = []  # rows per policy call (requests merged)
+        self._queue = RequestQueue(self.batching)
+        self._model_thread = threading.Thread(target=self._model_loop, name="policy-model", daemon=True)
+        self._model_thread.start()
         self._metadata = pack(self.metadata())
         self._server = serve(
             self._handle,
@@ -68,6 +88,7 @@ class PolicyServer:
             "policy": jsonable({"name": self.name, **self.policy.describe()}),
             "obs_spec": self.policy.obs_spec.model_dump(mode="json"),
             "action_dim": ACTION_DIM,
+            "batching": jsonable({**self.batching.describe(), **self.provenance}),
         }
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -86,6 +107,8 @@ class PolicyServer:
         self._server.shutdown()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        self._queue.put(None)
+        self._model_thread.join(timeout=10)
 
     def __enter__(self) -> PolicyServer:
         return self.start()
@@ -103,7 +126,8 @@ class PolicyServer:
     def _handle(self, connection: Any) -> None:
         from websockets.exceptions import ConnectionClosed
 
-        self.connections += 1
+        with self._counter_lock:
+            self.connections += 1
         peer = connection.remote_address
         log.info("client %s connected", peer)
         try:
@@ -119,23 +143,64 @@ class PolicyServer:
         """One reply: ``{"actions": [B, 7] or [B, K, 7]}`` or ``{"error": msg}``; never raises for a bad batch."""
         started = time.perf_counter()
         try:
-            request = unpack(frame)
-            if not isinstance(request, dict):
-                raise WireError(f"a request must be a map (the observation batch), got {type(request).__name__}")
-            episode_ids = request.get("episode_id")
-            if not isinstance(episode_ids, list):
-                raise WireError("a request needs 'episode_id': a list with one id per row of the batch")
-            resets = request.pop(RESET_KEY, None) or []
-            with self._lock:
-                if resets:
-                    self.policy.reset([str(e) for e in resets])
-                actions = check_actions(
-                    self.policy.act(request), len(episode_ids), source=f"policy {self.name}", chunks=True
-                )
+            request = self._decode(frame)
+            self._queue.put(request)
+            request.done.wait()
+            if request.error is not None:
+                raise request.error
+            actions = request.actions
         except Exception as exc:
-            self.errors += 1
-            log.error("batch failed: %s\n%s", exc, traceback.format_exc())
+            with self._counter_lock:
+                self.errors += 1
+            log.error("batch failed: %s\n%s", exc, "".join(traceback.format_exception(exc)))
             return {"error": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__}
-        self.requests += 1
-        self.batch_sizes.append(len(actions))
+        with self._counter_lock:
+            self.requests += 1
+            self.batch_sizes.append(len(actions))
         return {"actions": actions, "infer_ms": (time.perf_counter() - started) * 1000.0}
+
+    @staticmethod
+    def _decode(frame: bytes | str) -> PendingRequest:
+        request = unpack(frame)
+        if not isinstance(request, dict):
+            raise WireError(f"a request must be a map (the observation batch), got {type(request).__name__}")
+        episode_ids = request.get("episode_id")
+        if not isinstance(episode_ids, list):
+            raise WireError("a request needs 'episode_id': a list with one id per row of the batch")
+        resets = request.pop(RESET_KEY, None) or []
+        return PendingRequest(obs=request, resets=[str(e) for e in resets], rows=len(episode_ids))
+
+    # -- the model thread --------------------------------------------------------------------
+    def _model_loop(self) -> None:
+        while (call := self._queue.next_call()) is not None:
+            try:
+                self._serve_call(call)
+            except BaseException as exc:  # never leave a connection waiting
+                for request in call:
+                    if not request.done.is_set():
+                        request.finish(error=exc)
+
+    def _serve_call(self, call: list[PendingRequest]) -> None:
+        resets = [e for request in call for e in request.resets]
+        if resets:
+            self.policy.reset(resets)
+        try:
+            actions = self._act(merge(call), sum(r.rows for r in call))
+        except Exception as exc:
+            if len(call) == 1:
+                call[0].finish(error=exc)
+                return
+            for request in call:  # find the request that fails; the others get their actions
+                try:
+                    request.finish(actions=self._act(request.obs, request.rows))
+                except Exception as alone:
+                    request.finish(error=alone)
+            return
+        for request, rows in zip(call, split(actions, call), strict=True):
+            request.finish(actions=rows)
+
+    def _act(self, obs: dict[str, Any], rows: int) -> Any:
+        actions = check_actions(self.policy.act(obs), rows, source=f"policy {self.name}", chunks=True)
+        with self._counter_lock:
+            self.call_sizes.append(rows)
+        return actions
