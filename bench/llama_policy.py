@@ -114,11 +114,15 @@ class ChunkedVLA(Policy):
             actions = self.captured(images, proprio, tokens)
         else:
             with torch.inference_mode():
-                actions = self._forward(
-                    torch.from_numpy(images).to(self.device, non_blocking=True),
-                    torch.from_numpy(proprio).to(self.device),
-                    torch.from_numpy(tokens).to(self.device),
-                ).cpu().numpy()
+                actions = (
+                    self._forward(
+                        torch.from_numpy(images).to(self.device, non_blocking=True),
+                        torch.from_numpy(proprio).to(self.device),
+                        torch.from_numpy(tokens).to(self.device),
+                    )
+                    .cpu()
+                    .numpy()
+                )
         actions[..., -1] = np.where(actions[..., -1] > 0, 1.0, -1.0)  # LIBERO's gripper is binary
         self.forwards += 1
         self.rows_inferred += len(actions)

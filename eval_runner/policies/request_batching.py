@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 
-
 @dataclass(frozen=True)
 class ServerBatching:
     """How the server gathers requests into one policy call."""
@@ -117,4 +116,3 @@ class RequestQueue:
         if item is None:
             self._queue.put(None)  # stop after this call
         return item
-

@@ -149,6 +149,8 @@ class PolicyServer:
             if request.error is not None:
                 raise request.error
             actions = request.actions
+            if actions is None:
+                raise RuntimeError("the model thread finished a request without actions or an error")
         except Exception as exc:
             with self._counter_lock:
                 self.errors += 1

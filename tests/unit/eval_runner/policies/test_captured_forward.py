@@ -37,7 +37,7 @@ def test_given_sizes_then_a_batch_runs_at_the_smallest_size_that_holds_it() -> N
     assert parse_sizes("8,1,2,4,2") == (1, 2, 4, 8)
     assert [padded_size(b, (1, 2, 4, 8)) for b in (1, 2, 3, 5, 8)] == [1, 2, 4, 8, 8]
     for bad in ("", "0,2", "two"):
-        with pytest.raises(ValueError, match="e.g. 1,2,4,8"):
+        with pytest.raises(ValueError, match=r"e\.g\. 1,2,4,8"):
             parse_sizes(bad)
 
 
@@ -52,7 +52,9 @@ def test_given_three_rows_then_each_gets_the_bits_of_the_eager_forward_at_size_f
     # the same three rows beside a fourth real row (not padding): still the same bits
     other_x, other_s = _rows(1, seed=2)
     with torch.inference_mode():
-        eager = _forward(model)(torch.from_numpy(np.concatenate([x, other_x])), torch.from_numpy(np.concatenate([s, other_s])))
+        eager = _forward(model)(
+            torch.from_numpy(np.concatenate([x, other_x])), torch.from_numpy(np.concatenate([s, other_s]))
+        )
     assert np.array_equal(out, eager.numpy()[:3])
     # and in another order, each row keeps its output
     shuffled = captured(x[[2, 0, 1]], s[[2, 0, 1]])

@@ -18,7 +18,11 @@ from eval_runner.policies.server import PolicyServer
 
 
 def _obs(ids: list[str], x0: float = 0.0) -> dict[str, Any]:
-    return {"x": np.arange(len(ids), dtype=np.float32)[:, None] + x0, "episode_id": ids, "task_description": ["t"] * len(ids)}
+    return {
+        "x": np.arange(len(ids), dtype=np.float32)[:, None] + x0,
+        "episode_id": ids,
+        "task_description": ["t"] * len(ids),
+    }
 
 
 class Gated(Policy):
@@ -110,7 +114,9 @@ def test_given_a_merged_call_that_fails_then_only_the_request_with_the_bad_row_g
 
 
 def _pending(ids: list[str], *, width: int = 1) -> PendingRequest:
-    return PendingRequest(obs={"x": np.zeros((len(ids), width), np.float32), "episode_id": ids}, resets=[], rows=len(ids))
+    return PendingRequest(
+        obs={"x": np.zeros((len(ids), width), np.float32), "episode_id": ids}, resets=[], rows=len(ids)
+    )
 
 
 def test_given_a_row_cap_then_a_call_stops_before_it_and_the_next_request_leads_the_next_call() -> None:
