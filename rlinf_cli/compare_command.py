@@ -58,7 +58,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     pub = p.add_argument_group("publishing (previous/best then come from MLflow)")
     pub.add_argument("--publish", action="store_true", help="publish the report to MLflow (parent + child runs)")
     pub.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
-    pub.add_argument("--experiment", default="RLinf", help="MLflow experiment (default: RLinf)")
+    pub.add_argument(
+        "--experiment",
+        default="RLinf",
+        help="MLflow experiment to publish into (default: RLinf); the checkpoint's training experiment's "
+        "name publishes into RLinf, where its runs live",
+    )
     pub.add_argument("--out", default=None, help="folder for the report files (default: ./reports/<request id>)")
     p.set_defaults(func=run)
 
@@ -140,20 +145,22 @@ def _publish(args: argparse.Namespace, cfg: VerdictConfig) -> CheckpointReport:
     runs = load_runs(args.results)
     from mlflow.tracking import MlflowClient
 
+    from rlinf_tracking.mlflow_experiments import publish_experiment
     from rlinf_tracking.summarize import summarize_and_publish
 
     out = Path(args.out or Path("reports") / (runs[0].result.request_id or "checkpoint"))
+    client = MlflowClient(uri)
+    ckpt = runs[0].result.checkpoint
+    experiment = publish_experiment(client, args.experiment, training_experiment=ckpt.experiment if ckpt else "")
     report = summarize_and_publish(
         runs,
-        client=MlflowClient(uri),
+        client=client,
         out_dir=out,
         runs_expected=args.runs,
         baseline_names=args.baseline,
-        experiment=args.experiment,
+        experiment=experiment,
         probes=_load_probes(args.probe),
         cfg=cfg,
     )
-    log.info(
-        "published: MLflow run %s in experiment %r; files in %s", report.links.get("mlflow_run"), args.experiment, out
-    )
+    log.info("published: MLflow run %s in experiment %r; files in %s", report.links.get("mlflow_run"), experiment, out)
     return report

@@ -20,7 +20,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=ExampleFormatter,
     )
     p.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
-    p.add_argument("--experiment", default="RLinf", help="MLflow experiment (default: RLinf)")
+    p.add_argument(
+        "--experiment",
+        default="RLinf",
+        help="the MLflow experiment, or a training experiment whose runs are in --mlflow-experiment (default: RLinf)",
+    )
+    p.add_argument(
+        "--mlflow-experiment",
+        default="RLinf",
+        help="the MLflow experiment that holds every training experiment's runs (default: RLinf)",
+    )
     p.add_argument("--training-experiment", default=None, help="only checkpoints of this training experiment")
     p.add_argument("--baseline", action="append", default=[], metavar="NAME", help="baselines to draw (repeatable)")
     p.add_argument(
@@ -51,19 +60,31 @@ def run(args: argparse.Namespace) -> int:
     from mlflow.tracking import MlflowClient
 
     from rlinf_tracking import BRIEF_FILTER, load_history, search_checkpoint_runs
+    from rlinf_tracking.mlflow_experiments import resolve_experiment
 
     client = MlflowClient(uri)
-    reports = load_history(client, args.experiment, training_experiment=args.training_experiment)
+    # A training experiment's name (demo) finds its runs in the MLflow experiment; an unknown name lists both kinds.
+    choice = resolve_experiment(
+        client, args.experiment, default=args.mlflow_experiment, training_experiment=args.training_experiment
+    )
+    experiment, training = choice.mlflow_experiment, choice.training_experiment
+    reports = load_history(client, experiment, training_experiment=training)
     # Evidence for the checklist: the brief's own query, and whether its runs carry success_rate.
-    found = search_checkpoint_runs(client, args.experiment, training_experiment=args.training_experiment)
+    found = search_checkpoint_runs(client, experiment, training_experiment=training)
+    if not found:
+        raise ConfigError(
+            f"no published checkpoint in MLflow experiment {experiment!r}"
+            + (f" for training experiment {training!r}" if training else "")
+            + f" at {uri}; publish one first (rlinf-bench pipeline, or compare --publish)"
+        )
     with_sr = sum("success_rate" in r.data.metrics for r in found)
     evidence = (
-        f"search_runs(filter_string=\"{BRIEF_FILTER}\") in experiment '{args.experiment}' returned "
+        f"search_runs(filter_string=\"{BRIEF_FILTER}\") in experiment '{experiment}' returned "
         f"{len(found)} run(s), {with_sr} with success_rate"
         if with_sr
         else None
     )
-    title = f"rlinf-bench: {args.training_experiment or args.experiment}"
+    title = f"rlinf-bench: {training or experiment}"
     files = write_site(
         reports, Path(args.out), baselines=plot_baselines(reports, args.baseline), title=title, mlflow_evidence=evidence
     )

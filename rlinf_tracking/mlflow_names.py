@@ -10,6 +10,7 @@ TAG_EXPERIMENT = "rlinf_bench.experiment"
 TAG_KIND = "rlinf_bench.kind"  # "checkpoint" on parents, "eval_run" on children
 TAG_VERDICT = "rlinf_bench.verdict"
 TAG_COMPLETE = "rlinf_bench.complete"
+TAG_DESCRIPTION = "mlflow.note.content"  # what the MLflow UI shows as the run's description
 REPORT_ARTIFACT = "checkpoint_report.json"
 MARKDOWN_ARTIFACT = "report.md"
 PLOT_ARTIFACT = "sr_vs_step.png"

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport, SuiteReport
 from rlinf_bench.errors import TrackingUnavailableError
-from rlinf_bench.reporting.format import headline
+from rlinf_bench.reporting.format import VERDICT_MARK, headline, mean_std, verdict_against, verdict_note
 from rlinf_bench.reporting.markdown import checkpoint_markdown
 from rlinf_bench.reporting.plot import sr_vs_step_png
 from rlinf_tracking import mlflow_names as names
+from rlinf_tracking.mlflow_experiments import DEFAULT_EXPERIMENT, ensure_experiment
+from rlinf_tracking.mlflow_models import CheckpointModels, registered_model_name
 from rlinf_tracking.tracking_retry import RetryPolicy, call_tracking
 
 if TYPE_CHECKING:
@@ -27,8 +29,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_EXPERIMENT = "RLinf"
 MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
+MAX_DESCRIPTION_CHARS = 5000  # a tag value holds 8000; the description is for reading, not for the whole report
 
 
 @dataclass(frozen=True)
@@ -104,8 +106,22 @@ def parent_metrics(report: CheckpointReport) -> dict[str, float]:
     return metrics
 
 
+def run_description(report: CheckpointReport) -> str:
+    """The run's description (markdown, shown on its Overview page): the headline, then each suite's SR and verdicts."""
+    lines = [f"**{headline(report)}**", ""]
+    for s in report.suites:
+        lines.append(f"- {s.suite}: SR {mean_std(s)} over {s.runs_completed}/{s.runs_expected} runs")
+        for v in s.verdicts:
+            if v.task:
+                continue
+            note = verdict_note(v)
+            lines.append(f"  - vs {verdict_against(v)}: {VERDICT_MARK[v.value]}" + (f" ({note})" if note else ""))
+    return "\n".join(lines)[:MAX_DESCRIPTION_CHARS]
+
+
 def parent_tags(report: CheckpointReport) -> dict[str, str]:
     tags = {
+        names.TAG_DESCRIPTION: run_description(report),
         names.TAG_KIND: "checkpoint",
         names.TAG_REQUEST: report.request_id or report.checkpoint_uri,
         names.TAG_EXPERIMENT: report.experiment,
@@ -139,19 +155,10 @@ class MlflowPublisher:
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return call_tracking(lambda: fn(*args, **kwargs), what=what, target=self.target, policy=self.retry)
 
-    def experiment_id(self, *, create: bool = True) -> str | None:
-        exp = self._call("find the experiment", self.client.get_experiment_by_name, self.experiment)
-        if exp is not None:
-            return str(exp.experiment_id)
-        if not create:
-            return None
-        return str(
-            self._call(
-                "create the experiment",
-                self.client.create_experiment,
-                self.experiment,
-                artifact_location=self.artifact_location,
-            )
+    def experiment_id(self) -> str:
+        """The experiment's id; created (typed for classic ML, artifacts beside a local store) when missing."""
+        return ensure_experiment(
+            self.client, self.experiment, artifact_location=self.artifact_location, retry=self.retry
         )
 
     def _earlier(self, exp_id: str, request_id: str) -> list[str]:
@@ -181,8 +188,7 @@ class MlflowPublisher:
         from mlflow.entities import Metric, Param, RunTag
 
         exp_id = self.experiment_id()
-        if exp_id is None:  # pragma: no cover - experiment_id(create=True) always returns one
-            raise TrackingUnavailableError(f"experiment {self.experiment!r} could not be created")
+        models = CheckpointModels(self.client, mlflow_experiment=self.experiment, retry=self.retry)
         request_id = report.request_id or report.checkpoint_uri
         earlier = self._earlier(exp_id, request_id)
         step = report.global_step or 0
@@ -190,9 +196,10 @@ class MlflowPublisher:
         run_name = f"{report.experiment or 'checkpoint'}/global_step_{step}"
         parent = self._call("create the parent run", self.client.create_run, exp_id, run_name=run_name)
         pid = parent.info.run_id
+        model_id = models.create(exp_id, pid, report)
         self._log_chunked(
             pid,
-            metrics=[Metric(k, v, now, step) for k, v in parent_metrics(report).items()],
+            metrics=[Metric(k, v, now, step, model_id=model_id) for k, v in parent_metrics(report).items()],
             params=[Param(k, v[:MAX_PARAM_CHARS]) for k, v in parent_params(report).items()],
             tags=[RunTag(k, v) for k, v in parent_tags(report).items()],
         )
@@ -200,16 +207,21 @@ class MlflowPublisher:
             for r in s.runs:
                 self._child(exp_id, pid, report, s, r, step, now)
         report.links["mlflow_run"] = pid
+        report.links["mlflow_model"] = model_id
         # Re-write the JSON so the copy in MLflow knows its own run id.
         report.save(artifacts.report_json)
         for path in (artifacts.report_json, artifacts.markdown, artifacts.plot_png):
             self._call(f"upload {path.name}", self.client.log_artifact, pid, str(path))
         status = "FINISHED" if report.complete else "FAILED"
         self._call("close the parent run", self.client.set_terminated, pid, status)
+        models.finish(pid, model_id, report)
         # Only now that the new publication is whole do the earlier ones go: a failure above leaves them.
         for run_id in earlier:
             log.info("replacing earlier publication %s of %s with %s", run_id, request_id, pid)
+            models.delete_for_run(run_id)
             self._delete_with_children(exp_id, run_id)
+        if earlier:
+            models.move_best_alias(registered_model_name(self.experiment, report.experiment))
         return str(pid)
 
     def _log_chunked(self, run_id: str, *, metrics: list[Any], params: list[Any], tags: list[Any]) -> None:
