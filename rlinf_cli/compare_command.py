@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "compare",
         help="aggregate RunResult files of one checkpoint; verdicts vs baselines and a previous checkpoint",
         description=(
-            "Aggregate the runs of one checkpoint (mean, std, clustered and Wilson 95%% intervals per suite) and "
+            "Aggregate the runs of one checkpoint (mean, std, clustered and Wilson 95% intervals per suite) and "
             "compare with published baselines and/or a previous checkpoint. See docs/statistics.md."
         ),
         epilog="example: rlinf-bench compare out/run*.json --baseline libero/openvla-oft-rlinf --previous prev/run*.json",

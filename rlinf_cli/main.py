@@ -76,15 +76,36 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"rlinf-bench {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    _add_verbosity(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     for register in plugin_commands():
         register(sub)
+    for command_parser in sub.choices.values():
+        # -v/-q after the subcommand too; SUPPRESS keeps a flag given before it.
+        _add_verbosity(command_parser, default=argparse.SUPPRESS)
     # argparse lists commands in the order they were added; reorder the listing, not the discovery.
     sub._choices_actions.sort(key=lambda action: flow_rank(action.dest))
     return parser
+
+
+def _add_verbosity(parser: argparse.ArgumentParser, *, default: Any) -> None:
+    """``-v/--verbose`` and ``-q/--quiet`` on ``parser``, unless the command defines them itself."""
+    taken = parser._option_string_actions
+    if "-v" not in taken and "--verbose" not in taken:
+        parser.add_argument("-v", "--verbose", action="store_true", default=default, help="debug logging")
+    if "-q" not in taken and "--quiet" not in taken:
+        parser.add_argument(
+            "-q", "--quiet", action="store_true", default=default, help="warnings and errors only (logs go to stderr)"
+        )
+
+
+def log_level(args: argparse.Namespace) -> int:
+    """DEBUG with -v, WARNING with -q (-v wins when both are given), else INFO."""
+    if getattr(args, "verbose", False):
+        return logging.DEBUG
+    return logging.WARNING if getattr(args, "quiet", False) else logging.INFO
 
 
 def plugin_commands(group: str = COMMAND_GROUP) -> list[Callable[[Any], None]]:
@@ -121,9 +142,9 @@ def flow_rank(command: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Log lines go to stderr, so stdout carries only results (--json output, tables).
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        level=log_level(args), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
     try:
         rc = args.func(args)

@@ -36,3 +36,32 @@ def test_given_every_subcommand_then_its_help_shows_one_example(capsys: pytest.C
         out = capsys.readouterr().out
         assert "example:" in out, command
         assert f"rlinf-bench {command}" in out.split("example:", 1)[1], command
+
+
+def test_given_every_subcommand_then_its_help_has_no_doubled_percent_signs(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in _commands():
+        with pytest.raises(SystemExit):
+            build_parser().parse_args([command, "--help"])
+        assert "%%" not in capsys.readouterr().out, command
+
+
+@pytest.mark.parametrize(
+    ("argv", "verbose", "quiet"),
+    [
+        (["-v", "schemas"], True, False),
+        (["schemas", "-v"], True, False),
+        (["schemas", "--quiet"], False, True),
+        (["-q", "schemas"], False, True),
+        (["schemas"], False, False),
+    ],
+)
+def test_given_verbosity_flags_before_or_after_the_command_then_both_count(
+    argv: list[str], verbose: bool, quiet: bool
+) -> None:
+    import logging
+
+    from rlinf_cli.main import log_level
+
+    args = build_parser().parse_args(argv)
+    assert (bool(args.verbose), bool(args.quiet)) == (verbose, quiet)
+    assert log_level(args) == (logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
