@@ -1,0 +1,167 @@
+"""Assemble ``bench/results/gpu_peers_h200.json`` from the ``bench/eval_gpu.py --parts suite`` runs of one lease.
+
+Issue 25 asks for every GPU figure twice in one lease, both values printed. This script takes the result
+files of those suite runs (each ``eval_gpu.py --parts suite ... --out $OUT/suite_K.json``), checks that
+they are complete runs of the same work with the same settings, and writes one document with each
+figure as a list (one value per run), the lease's time and the commands. What the file held before
+(an earlier lease's figures) is kept whole under ``--keep-previous-as`` instead of being overwritten, so
+a comparison across leases stays possible and is never mistaken for one within a lease. Single runs
+made only to choose settings go under ``exploratory`` (``--exploratory``), never into the headline.
+
+Like ``eval_gpu.py``, it writes into the tracked ``bench/results/`` only with ``--update-results``.
+
+Example (the files as they came back from the device)::
+
+    python bench/gpu_peers.py --suite-runs suite_1.json suite_2.json --lease "nvidia-h200, 2026-12-02 22:52-23:14 UTC" \\
+        --keep-previous-as baseline_before_batching --exploratory smoke_a.json smoke_b.json \\
+        --out bench/results/gpu_peers_h200.json --update-results
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.eval_gpu import results_path  # noqa: E402  (the same guard on bench/results/)
+
+#: the settings two runs must share to be "the same work measured twice"
+SAME_WORK = ("suite", "max_steps", "settle_steps", "cameras", "resolution")
+SAME_SETTINGS = ("server_command", "inflight", "server_cpus")
+#: goals of issue 25 for the served suite, measured in one lease
+GOAL_SUITE_WALL_S = 270.0
+GOAL_SM_ACTIVITY_PCT = 75.0
+
+
+def load_suite_run(path: Path) -> dict[str, Any]:
+    """One ``eval_gpu.py --parts suite`` result; an error naming the file when it is not a complete run."""
+    doc = json.loads(path.read_text())
+    run = doc.get("suite_7b")
+    if not isinstance(run, dict):
+        raise SystemExit(f"{path}: no 'suite_7b' figures; give the output of bench/eval_gpu.py --parts suite")
+    if run.get("status") != "complete":
+        raise SystemExit(
+            f"{path}: the suite run is {run.get('status')!r} ({run.get('error')}); only complete runs count"
+        )
+    return doc
+
+
+def check_same(docs: list[dict[str, Any]], paths: list[Path]) -> None:
+    """Refuse runs of different work or settings: their figures are not one figure measured twice."""
+    first = docs[0]
+    for doc, path in zip(docs[1:], paths[1:], strict=True):
+        for key in SAME_WORK:
+            if doc.get(key) != first.get(key):
+                raise SystemExit(f"{path}: {key} {doc.get(key)!r} differs from {paths[0]}'s {first.get(key)!r}")
+        for key in SAME_SETTINGS:
+            a, b = first["suite_7b"].get(key), doc["suite_7b"].get(key)
+            if a != b:
+                raise SystemExit(f"{path}: {key} {b!r} differs from {paths[0]}'s {a!r}")
+
+
+def figures(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure of the runs as a list, one value per run, in the order given."""
+    runs = [d["suite_7b"] for d in docs]
+
+    def each(get: Any) -> list[Any]:
+        return [get(r) for r in runs]
+
+    return {
+        "wall_s": each(lambda r: r["wall_s"]),
+        "sm_activity": each(lambda r: r["gpu"].get("mean_sm_active_pct")),
+        "tensor_activity": each(lambda r: r["gpu"].get("mean_tensor_active_pct")),
+        "nvml_util_pct": each(lambda r: r["gpu"].get("mean_util_pct")),
+        # the client's requests (one per ready batch of rows) and the server's merged policy calls
+        "client_requests": each(lambda r: r["policy_calls"]),
+        "mean_rows_per_request": each(lambda r: r.get("server", {}).get("mean_rows_per_request")),
+        "policy_calls": each(lambda r: r.get("server", {}).get("policy_calls", r["policy_calls"])),
+        "mean_rows_per_call": each(lambda r: r.get("server", {}).get("mean_rows_per_call", r["mean_batch"])),
+        "occupied_env_steps_per_s": each(lambda r: r["occupied_env_steps_per_s"]),
+        "steady_env_steps_per_s": each(lambda r: r["steady_env_steps_per_s"]),
+        "server_start_s": each(lambda r: r["server_start_s"]),
+        "mean_reset_s": each(lambda r: r["mean_reset_s"]),
+        "status": each(lambda r: r["status"]),
+        "settings": {
+            "workers": int(runs[0]["command"].split("--workers ")[1].split()[0]),
+            "inflight": runs[0].get("inflight"),
+            "server_cpus": runs[0].get("server_cpus"),
+            "server_batching": runs[0].get("server_batching"),
+            "forward": runs[0].get("forward"),
+        },
+        "server_command": runs[0]["server_command"],
+        "evaluate_command": runs[0]["command"],
+    }
+
+
+def goals(fig: dict[str, Any]) -> dict[str, Any]:
+    """Issue 25's suite goals, met only when every run meets them."""
+    return {
+        f"suite_wall_s_le_{GOAL_SUITE_WALL_S:g}": all(w <= GOAL_SUITE_WALL_S for w in fig["wall_s"]),
+        f"sm_activity_ge_{GOAL_SM_ACTIVITY_PCT:g}": all(
+            s is not None and s >= GOAL_SM_ACTIVITY_PCT for s in fig["sm_activity"]
+        ),
+    }
+
+
+def assemble(
+    suite_paths: list[Path], lease: str, previous: dict[str, Any], keep_as: str | None, exploratory: list[Path]
+) -> dict[str, Any]:
+    docs = [load_suite_run(p) for p in suite_paths]
+    if len(docs) < 2:
+        raise SystemExit("--suite-runs: give at least two runs of one lease (issue 25: every figure twice)")
+    check_same(docs, suite_paths)
+    first = docs[0]
+    fig = figures(docs)
+    doc: dict[str, Any] = {
+        "benchmark": "gpu_peers",
+        "lease": lease,
+        "suite": first["suite"],
+        "episodes": docs[0]["suite_7b"]["episodes"],
+        **{k: first[k] for k in ("max_steps", "settle_steps", "cameras", "resolution", "machine")},
+        "rlinf_bench": {**fig, "policy": "bench/llama_policy.py 7B stand-in served with rlinf-bench serve-policy"},
+        "goals_met": goals(fig),
+        "vla_eval": previous.get("vla_eval", {"version": "0.8.0", "wall_s": None, "note": "not measured yet"}),
+        # not part of these runs: carried from the file, with the lease it was measured in
+        "harness_over_raw_15": previous.get("harness_over_raw_15"),
+        "harness_over_raw_15_lease": previous.get("harness_over_raw_15_lease", previous.get("lease")),
+        "commands": ["source bench/gpu_setup.sh  # carry .gl and .gpu_bundle (bench/gpu_bundle.py --suite SUITE)"]
+        + [c for d in docs for c in d["commands"]],
+        "runs": {"suite": docs},
+    }
+    if exploratory:
+        doc["exploratory"] = {
+            "note": "single runs in the same lease, to choose settings; not headline figures",
+            "runs": [json.loads(p.read_text()) for p in exploratory],
+        }
+    if keep_as and previous:
+        doc[keep_as] = {k: v for k, v in previous.items() if k not in ("benchmark", "vla_eval")}
+    return doc
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--suite-runs", nargs="+", type=Path, required=True, help="eval_gpu.py --parts suite outputs")
+    parser.add_argument("--lease", required=True, help="the machine kind and the lease's UTC time")
+    parser.add_argument("--out", type=Path, required=True, help="the document to write")
+    parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
+    parser.add_argument("--keep-previous-as", help="key under which --out's current content is kept (else dropped)")
+    parser.add_argument("--exploratory", nargs="*", type=Path, default=[], help="single runs kept for reference")
+    parser.add_argument("--extra", type=Path, help="a JSON object merged into 'exploratory' (e.g. a diagnostic)")
+    args = parser.parse_args()
+    out = results_path(args.out, update_results=args.update_results)
+    previous = json.loads(out.read_text()) if out.exists() else {}
+    doc = assemble(args.suite_runs, args.lease, previous, args.keep_previous_as, args.exploratory)
+    if args.extra:
+        doc.setdefault("exploratory", {}).update(json.loads(args.extra.read_text()))
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(json.dumps({"wall_s": doc["rlinf_bench"]["wall_s"], "goals_met": doc["goals_met"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
