@@ -23,14 +23,16 @@ from urllib.parse import quote
 __all__ = ["markdown", "markdown_code", "markdown_link", "plain", "slack", "slack_code", "slack_link", "slack_plain"]
 
 # ESC-introduced sequences (ECMA-48): CSI (colours, cursor moves), OSC (titles, OSC 8 hyperlinks) ended by
-# BEL or ST, the string controls DCS/SOS/PM/APC, and the short two-byte escapes; plus their 8-bit forms.
+# BEL or ST, the string controls DCS/SOS/PM/APC, and the short two-byte escapes. Their 8-bit forms
+# (U+009B CSI, U+009D OSC, ...) are C1 controls: shown visibly one by one, which defuses them without
+# guessing where a sequence ends and swallowing the text after it.
 _ESCAPE_SEQUENCE = re.compile(
     r"""
-      (?:\x1b\[|\x9b) [0-?]* [ -/]* [@-~]                   # CSI ... final byte
-    | (?:\x1b\]|\x9d) [^\x07\x1b\x9c]* (?:\x07|\x1b\\|\x9c)?  # OSC ... BEL | ST (unterminated: to the end)
-    | (?:\x1b[PX^_]|[\x90\x98\x9e\x9f]) [^\x1b\x9c]* (?:\x1b\\|\x9c)?  # DCS, SOS, PM, APC ... ST
-    | \x1b [ -/]* [0-~]                                     # two-byte and nF escapes
-    | \x1b                                                  # a lone ESC
+      \x1b\[ [0-?]* [ -/]* [@-~]              # CSI ... final byte
+    | \x1b\] [^\x07\x1b]* (?:\x07|\x1b\\)?    # OSC ... BEL | ST (unterminated: to the end)
+    | \x1b[PX^_] [^\x1b]* (?:\x1b\\)?          # DCS, SOS, PM, APC ... ST
+    | \x1b [ -/]* [0-~]                       # two-byte and nF escapes
+    | \x1b                                    # a lone ESC
     """,
     re.VERBOSE,
 )

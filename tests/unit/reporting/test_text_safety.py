@@ -95,6 +95,7 @@ def test_plain_removes_escape_sequences_and_shows_other_controls() -> None:
     out = plain("\x1b[31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 bell\x07 \u202eabc\nnext")
     assert out == "red link bell\\x07 \\u202eabc ⏎ next"
     assert plain("a\r\nb\tc", multiline=True) == "a\nb\tc"
+    assert plain("8-bit \x9b2J csi, \x9d0;t\x07 osc") == "8-bit \\x9b2J csi, \\x9d0;t\\x07 osc"  # defused, nothing lost
 
 
 def test_slack_escapes_the_three_control_characters_and_links_only_percent_encoded_uris() -> None:
