@@ -50,6 +50,9 @@ class SiteFiles:
         return [self.html, self.markdown, self.plot, *([self.index] if self.index else []), *self.pages]
 
 
+_COMPARISONS = frozenset({">", ">=", "<", "<="})
+
+
 def site_markdown(
     reports: Sequence[CheckpointReport], checklist: Sequence[ChecklistItem], *, title: str, plot_name: str
 ) -> str:
@@ -72,8 +75,11 @@ def site_markdown(
     if probes:
         parts += ["| probe | metric | value | target | verdict |", "| --- | --- | --- | --- | --- |"]
         for c in infra_checks(list(probes.values())):
-            target = "—" if c.target is None else md(f"{c.op} {c.target:g} {c.unit}")
-            value = "—" if c.value is None else md(f"{c.value:g} {c.unit}")
+            # A comparison (< before a space opens no tag) is shown as it is; anything else in a stored report
+            # is escaped like the unit, which is the probe's.
+            op = c.op if c.op in _COMPARISONS else md(c.op)
+            target = "—" if c.target is None else f"{op} {c.target:g} {md(c.unit)}"
+            value = "—" if c.value is None else f"{c.value:g} {md(c.unit)}"
             parts.append(f"| {md(c.probe)} | {md(c.metric)} | {value} | {target} | {c.verdict} |")
     else:
         parts.append("_No probe results yet._")
