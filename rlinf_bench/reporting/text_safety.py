@@ -95,12 +95,24 @@ def slack_code(text: object) -> str:
 _LINK_SAFE = "/:@!$'()*+,;=-._~%#?"  # URI characters kept as they are; '|', '<', '>', '&', space... are encoded
 
 
+# The schemes of the URIs we build (report site, report files, results prefix, relative plot paths).
+_LINK_SCHEMES = frozenset({"https", "http", "s3", "file", ""})
+
+
+def _linkable(uri: str) -> bool:
+    scheme = uri.split(":", 1)[0].lower() if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", uri) else ""
+    return scheme in _LINK_SCHEMES
+
+
 def slack_link(uri: str, label: str) -> str:
     """``<uri|label>`` for a URI we built (results, report files, the report site); label escaped.
 
     The URI is percent-encoded outside the URI characters, so neither a ``|`` nor a ``>`` from an
-    experiment name inside the path can end the link or change its text.
+    experiment name inside the path can end the link or change its text. A scheme we never build
+    (``javascript:``, ``data:``) gives escaped text, not a link.
     """
+    if not _linkable(uri):
+        return slack(f"{label}: {uri}")
     return f"<{quote(plain(uri), safe=_LINK_SAFE)}|{slack(label)}>"
 
 
@@ -132,4 +144,6 @@ def markdown_code(text: object) -> str:
 
 def markdown_link(uri: str, label: str) -> str:
     """``[label](uri)`` for a URI we built; the URI percent-encoded so a ``)`` or space cannot end it."""
+    if not _linkable(uri):
+        return f"{markdown(label)}: {markdown(uri)}"
     return f"[{markdown(label)}]({quote(plain(uri), safe=_LINK_SAFE.replace('(', '').replace(')', ''))})"

@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 from rlinf_bench.contracts import CheckpointRef, CheckpointReport, RunStatus
 from rlinf_bench.reporting.markdown import checkpoint_markdown
 from rlinf_bench.reporting.messages import failure_notification, summary_notification
-from rlinf_bench.reporting.text_safety import markdown, markdown_code, plain, slack, slack_link
+from rlinf_bench.reporting.text_safety import markdown, markdown_code, markdown_link, plain, slack, slack_link
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from tests.unit.stats.runfactory import make_run
 
@@ -102,6 +102,7 @@ def test_slack_escapes_the_three_control_characters_and_links_only_percent_encod
     assert slack("<!channel> & <http://x|y>") == "&lt;!channel&gt; &amp; &lt;http://x|y&gt;"
     link = slack_link("https://site.example/a|b>c d", "<!here>")
     assert link == "<https://site.example/a%7Cb%3Ec%20d|&lt;!here&gt;>"
+    assert "<" not in slack_link("javascript:alert(1)", "site")  # a scheme we never build is not linked
 
 
 def test_markdown_text_renders_as_the_same_text_and_code_cannot_break_out() -> None:
@@ -109,6 +110,7 @@ def test_markdown_text_renders_as_the_same_text_and_code_cannot_break_out() -> N
     assert "<a " not in html and "<script" not in html and "<img" not in html
     assert "[x](http" in html  # shown as text
     assert "<code>a`b` &lt;x&gt;</code>" in html
+    assert "<a " not in rendered_html(markdown_link("javascript:alert(1)", "site"))
 
 
 def test_the_summary_in_slack_and_email_carries_no_mention_link_markup_or_escape() -> None:
