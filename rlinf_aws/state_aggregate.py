@@ -22,6 +22,13 @@ from rlinf_bench.document_store import Storage, join
 from rlinf_bench.documents import read_contract
 from rlinf_bench.errors import ContractError, RlinfBenchError, StorageError, TrackingUnavailableError
 from rlinf_bench.reporting.format import headline
+from rlinf_bench.reporting.message_limits import (
+    ERROR_TEXT_MAX_CHARS,
+    SFN_STATE_OUTPUT_MAX_BYTES,
+    bounded_lines,
+    cut,
+    utf8_len,
+)
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 
 if TYPE_CHECKING:
@@ -29,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AllRunsFailedError", "aggregate", "failure_line", "report_prefix"]
+__all__ = ["AllRunsFailedError", "aggregate", "failure_line", "fit_state_output", "report_prefix"]
 
 
 class AllRunsFailedError(RlinfBenchError):
@@ -40,7 +47,8 @@ def failure_line(outcome: RunOutcome) -> str:
     """``libero_goal run 1: OOMKilled: <cause>`` — what a person reads in the email and in Slack."""
     why = outcome.job_reason or outcome.error or "failed"
     cause = outcome.cause.strip().splitlines()[0] if outcome.cause.strip() else ""
-    return f"{outcome.label}: {why}" + (f": {cause}" if cause and cause != why else "")
+    line = f"{outcome.label}: {why}" + (f": {cause}" if cause and cause != why else "")
+    return cut(line, ERROR_TEXT_MAX_CHARS, rest_in="the execution history (the task's failure cause)")
 
 
 def _failed_run(request: EvalRequest, outcome: RunOutcome, error: str, siblings: Sequence[RunResult]) -> RunResult:
@@ -150,7 +158,7 @@ def aggregate(
     if eval_outcomes and all(r.result.status == RunStatus.FAILED for r in runs):
         raise AllRunsFailedError(
             f"all {len(eval_outcomes)} eval runs of {request.checkpoint.uri} failed; no verdict is published. "
-            + "; ".join(failed)
+            + cut("; ".join(failed), 4 * ERROR_TEXT_MAX_CHARS, rest_in=f"the result files under {inp.result_root}")
         )
     if not runs:
         raise AllRunsFailedError(f"the request for {request.checkpoint.uri} produced no eval run to report on")
@@ -162,15 +170,45 @@ def aggregate(
     report.infra = infra_checks(probes)
     history, notes = _apply_verdicts(report, request, mlflow, experiment)
     report_uri = _store_report(report, history, request, inp.result_root, storage)
-    return AggregateResult(
+    result = AggregateResult(
         request=request,
         execution=inp.execution,
         result_root=inp.result_root,
         report_uri=report_uri,
-        headline=headline(report),
+        headline=cut(headline(report), ERROR_TEXT_MAX_CHARS),
         complete=report.complete,
         failed_runs=failed + probe_failures,
         notes=notes,
+    )
+    return fit_state_output(result)
+
+
+# The failure lines and notes may take this much of the state's output; the request takes the rest.
+_LINES_SHARE = 0.25
+
+
+def fit_state_output(result: AggregateResult) -> AggregateResult:
+    """The Aggregate state's output under Step Functions' 256 KiB: failure lines and notes are cut (each
+    at ERROR_TEXT_MAX_CHARS, together at a share of the limit) with a pointer to the stored report, which
+    holds every failure in full."""
+    for share in (_LINES_SHARE, _LINES_SHARE / 8, 0.0):
+        budget = int(SFN_STATE_OUTPUT_MAX_BYTES * share)
+        fitted = result.model_copy(
+            update={
+                "failed_runs": bounded_lines(
+                    result.failed_runs, max_bytes=budget, line_chars=ERROR_TEXT_MAX_CHARS, rest_in=result.report_uri
+                ),
+                "notes": bounded_lines(
+                    result.notes, max_bytes=budget // 4, line_chars=ERROR_TEXT_MAX_CHARS, rest_in=result.report_uri
+                ),
+            }
+        )
+        if utf8_len(fitted.model_dump_json()) <= SFN_STATE_OUTPUT_MAX_BYTES:
+            return fitted
+    raise RlinfBenchError(
+        f"the Aggregate state's output for {result.request.checkpoint.uri} exceeds Step Functions' "
+        f"{SFN_STATE_OUTPUT_MAX_BYTES} bytes even without failure lines (the request itself is too big); "
+        f"the report is stored at {result.report_uri}"
     )
 
 

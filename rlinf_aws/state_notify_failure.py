@@ -23,6 +23,7 @@ from rlinf_bench.contracts.workflow import (
     StateError,
 )
 from rlinf_bench.errors import RlinfBenchError
+from rlinf_bench.reporting.message_limits import ERROR_TEXT_MAX_CHARS, cut
 from rlinf_bench.reporting.messages import failure_notification
 from rlinf_k8s.submitter import Submitter
 
@@ -73,6 +74,9 @@ def explain_run_failure(inp: RunFailureInput, submitter_factory: Callable[[], Su
         if timed_out:
             # Step Functions (and moto) may report a missed heartbeat as States.Timeout: say both.
             cause = f"the Job went silent (no heartbeat or result in time); {described}"
+    # The outcome travels in the Map's output with every other run's: a long cause is cut here, the whole
+    # text stays in the execution history (the task's failure event).
+    cause = cut(cause, ERROR_TEXT_MAX_CHARS, rest_in="the execution history (the task's failure event)")
     return RunOutcome(
         status=OutcomeStatus.FAILED,
         kind=item.kind,
@@ -98,7 +102,8 @@ def notify_failure(inp: FailureNotifyInput, *, sns: Any, topic_arn: str) -> Fail
     stage = f" in {inp.stage}" if inp.stage else ""
     reason = f"{inp.error.error or 'Error'}{stage}: {cause_text(inp.error) or 'no cause given'}"
     details = [f"execution: {inp.execution}"] if inp.execution else []
-    note = failure_notification(what, reason, details=details)
+    history = f"the execution history of {inp.execution}" if inp.execution else "the execution history"
+    note = failure_notification(what, reason, details=details, rest_in=history)
     if not topic_arn:
         raise RlinfBenchError(f"cannot send the failure notice ({reason}): RESULTS_TOPIC_ARN is not set")
     message_id = send(note, sns=sns, topic_arn=topic_arn)

@@ -72,8 +72,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        for row in rows:
-            print(f"step {row['global_step']:>8}  {row['status']:<17}  {row['detail']}")
+        from rlinf_bench.reporting.text_safety import plain
+
+        for row in rows:  # details quote checkpoint keys: no escape sequence reaches the terminal
+            print(plain(f"step {row['global_step']:>8}  {row['status']:<17}  {row['detail']}"))
         print(summary_line(rows, [r.global_step for r in found if r not in refs], args.root))
     return 0
 

@@ -111,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2))
     else:
-        print(report.to_text())
+        from rlinf_bench.reporting.text_safety import plain
+
+        print(plain(report.to_text(), multiline=True))  # versions, paths and errors read from the machine
     sys.stdout.flush()
     return 0 if report.ok else 1

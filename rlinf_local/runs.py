@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rlinf_bench.reporting.text_safety import plain
 from rlinf_local.budget import small_matrix_yaml
 from rlinf_local.embedded import Embedded
 from rlinf_local.inputs import LocalCheckpoint, local_checkpoint
@@ -57,9 +58,9 @@ def print_adaptations(emb: Embedded) -> None:
 def print_outcome(outcome: PipelineOutcome) -> None:
     for e in outcome.executions:
         verdict = f": {e.verdict}" if e.verdict else ""
-        print(f"{e.status:<10} {e.name} ({e.runs_done} run(s) done, {e.runs_failed} failed){verdict}")
+        print(plain(f"{e.status:<10} {e.name} ({e.runs_done} run(s) done, {e.runs_failed} failed){verdict}"))
     for f in outcome.failures:
-        print(f"  failed: {f.what}: {f.reason}")
+        print(plain(f"  failed: {f.what}: {f.reason}"))  # a Job's cause: no escape sequence reaches the terminal
     print(f"report:   {outcome.report or '(none: no execution produced a report)'}")
     print(f"mlflow:   mlflow ui --backend-store-uri {outcome.tracking_uri}")
     print(f"email:    {len(outcome.email)} message(s) {' '.join(outcome.email)}")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rlinf_bench.errors import ConfigError
+from rlinf_bench.reporting.text_safety import plain
 from rlinf_local.executions import ExecutionSummary, summarize_execution
 from rlinf_local.pipeline_command import STATE_FILE, StateFile
 
@@ -50,4 +51,4 @@ def format_status(executions: list[ExecutionSummary]) -> str:
     for e in executions:
         for f in e.failures:
             lines.append(f"  {e.name}: {f.what}: {f.reason}")
-    return "\n".join(lines)
+    return "\n".join(plain(line) for line in lines)  # names and reasons come from files and Jobs

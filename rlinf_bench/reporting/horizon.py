@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from rlinf_bench.baselines import get_baseline
 from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.reporting.text_safety import markdown as md
 from rlinf_bench.stats.groups import GroupRow, horizon_rows
 
 __all__ = ["horizon_markdown", "horizon_section"]
@@ -33,17 +34,17 @@ def horizon_markdown(rows: Sequence[GroupRow], baselines: Sequence[str] | None =
     names = list(baselines) if baselines is not None else sorted({n for r in rows for n in r.baselines})
     header = ["horizon", "tasks", "runs", "ours (SR %)"]
     for name in names:
-        header += [f"{get_baseline(name).model} ({name})", "Δ pp"]
+        header += [md(f"{get_baseline(name).model} ({name})"), "Δ pp"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     notes = []
     for row in rows:
-        cells = [row.label, str(len(row.tasks)), str(len(row.run_rates)), _ours(row)]
+        cells = [md(row.label), str(len(row.tasks)), str(len(row.run_rates)), _ours(row)]
         for name in names:
             delta = row.delta(name)
             cells += [_pct(row.baselines.get(name)), "—" if delta is None else f"{delta:+.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
         for run_index, absent in sorted(row.missing.items()):
-            notes.append(f"- {row.label}: run {run_index} lacks {', '.join(absent)}")
+            notes.append(f"- {md(row.label)}: run {run_index} lacks {md(', '.join(absent))}")
     if notes:
         lines += ["", "Rows without a delta are missing tasks in some runs:", *notes]
     return "\n".join(lines)

@@ -1,4 +1,9 @@
-"""Markdown tables: one checkpoint (per-task table + verdicts) and the history of an experiment."""
+"""Markdown tables: one checkpoint (per-task table + verdicts) and the history of an experiment.
+
+Every text that comes from a result file, a name or a reason goes through
+:func:`rlinf_bench.reporting.text_safety.markdown` (or ``markdown_code``): it cannot form a link, an image,
+HTML or a table cell, and escape sequences never reach the terminal that ``compare`` prints to.
+"""
 
 from __future__ import annotations
 
@@ -18,11 +23,14 @@ from rlinf_bench.reporting.format import (
     verdict_note,
 )
 from rlinf_bench.reporting.horizon import horizon_section
+from rlinf_bench.reporting.text_safety import markdown as md
+from rlinf_bench.reporting.text_safety import markdown_code, markdown_link
 from rlinf_bench.stats.flips import flip_summary
 
 
 def _row(cells: Sequence[object]) -> str:
-    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+    # Cells holding user text are escaped by the caller (md); ours hold only numbers and our own words.
+    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def suite_table(suite: SuiteReport) -> str:
@@ -37,7 +45,7 @@ def suite_table(suite: SuiteReport) -> str:
         lines.append(
             _row(
                 [
-                    f"{t.task_id}: {t.task_name}",
+                    f"{t.task_id}: {md(t.task_name)}",
                     *[pct(x) for x in t.run_success_rates],
                     f"{100 * t.success_rate_mean:.1f}{std}%",
                     interval(t.ci95_low, t.ci95_high),
@@ -48,7 +56,7 @@ def suite_table(suite: SuiteReport) -> str:
     lines.append(
         _row(
             [
-                f"**{suite.suite}** ({suite.runs_completed}/{suite.runs_expected} runs, {suite.episodes} episodes)",
+                f"**{md(suite.suite)}** ({suite.runs_completed}/{suite.runs_expected} runs, {suite.episodes} episodes)",
                 *[pct(r.success_rate) if r.success_rate is not None else r.status.value for r in suite.runs],
                 f"**{mean_std(suite)}**",
                 interval(suite.ci95_low, suite.ci95_high),
@@ -72,8 +80,8 @@ def verdict_table(report: CheckpointReport) -> str:
         lines.append(
             _row(
                 [
-                    v.suite,
-                    verdict_against(v),
+                    md(v.suite),
+                    md(verdict_against(v)),
                     VERDICT_MARK[v.value],
                     pct(v.estimate),
                     pct(v.reference),
@@ -81,7 +89,7 @@ def verdict_table(report: CheckpointReport) -> str:
                     f"{100 * v.tolerance:.1f} pts",
                     pvalue(v.p_value),
                     mde_text(v),
-                    verdict_note(v),
+                    md(verdict_note(v)),
                 ]
             )
         )
@@ -90,23 +98,25 @@ def verdict_table(report: CheckpointReport) -> str:
 
 def checkpoint_markdown(report: CheckpointReport) -> str:
     """The report of one checkpoint, as logged to MLflow and printed by `rlinf-bench compare`."""
-    parts = [f"# {checkpoint_title(report)}", ""]
-    parts.append(f"- checkpoint: `{report.checkpoint_uri or '—'}`")
-    parts.append(f"- policy: `{report.policy}`; success rate (mean over suites): **{pct(report.success_rate)}**")
+    parts = [f"# {md(checkpoint_title(report))}", ""]
+    parts.append(f"- checkpoint: {markdown_code(report.checkpoint_uri or '—')}")
+    parts.append(
+        f"- policy: {markdown_code(report.policy)}; success rate (mean over suites): **{pct(report.success_rate)}**"
+    )
     if report.links.get("report_site"):
-        parts.append(f"- report site: {report.links['report_site']}")
+        parts.append(f"- report site: {markdown_link(report.links['report_site'], 'report site')}")
     if not report.complete:
         parts.append("- **incomplete**: some runs are missing or failed; no verdict is given on partial data")
     for suite in report.suites:
-        parts += ["", f"## {suite.suite}", "", suite_table(suite)]
+        parts += ["", f"## {md(suite.suite)}", "", suite_table(suite)]
         if suite.adaptive is not None:
             a = suite.adaptive
-            parts += ["", f"> adaptive budget: round {a.rounds}/{a.max_rounds}, {a.decision}: {a.reason}"]
+            parts += ["", f"> adaptive budget: round {a.rounds}/{a.max_rounds}, {a.decision}: {md(a.reason)}"]
         if suite.disagreement is not None and suite.disagreement.flagged:
             d = suite.disagreement
             parts += [
                 "",
-                f"> ⚠ runs disagree beyond binomial noise ({d.test}, p = {pvalue(d.p_value)}): "
+                f"> ⚠ runs disagree beyond binomial noise ({md(d.test)}, p = {pvalue(d.p_value)}): "
                 "check for nondeterminism or a faulty node.",
             ]
     parts += horizon_section(report)  # RoboTwin only: the brief's horizon-group table
@@ -121,7 +131,7 @@ def changes_section(report: CheckpointReport) -> list[str]:
     if not refs:
         return []
     lines = ["", "## What changed besides the weights", ""]
-    lines += [f"- {v.suite} vs {verdict_against(v)}: {changes_text(v)}" for v in refs]
+    lines += [f"- {md(v.suite)} vs {md(verdict_against(v))}: {md(changes_text(v))}" for v in refs]
     return lines
 
 
@@ -132,10 +142,10 @@ def flips_section(report: CheckpointReport) -> list[str]:
         return []
     lines = ["", "## Flipped initial states", ""]
     for s in suites:
-        lines.append(f"- {s.suite} vs {s.flips_against}: " + "; ".join(flip_summary(s)))
+        lines.append(f"- {md(s.suite)} vs {md(s.flips_against)}: " + "; ".join(md(x) for x in flip_summary(s)))
         for f in s.flips:
             lines.append(
-                f"  - task {f.task_id} state {f.init_state}: {f.before} → {f.now} ({f.direction.replace('_', ' ')})"
+                f"  - task {f.task_id} state {f.init_state}: {md(f.before)} → {md(f.now)} ({f.direction.replace('_', ' ')})"
             )
     return lines
 
@@ -150,8 +160,8 @@ def task_flags_section(report: CheckpointReport) -> list[str]:
         d = t.disagreement
         assert d is not None
         lines.append(
-            f"- {s.suite} task {t.task_id} ({t.task_name}): Q = {d.statistic:.2f}, p = {pvalue(d.p_value)}, "
-            f"adjusted p = {pvalue(d.p_adjusted)} ({d.correction})"
+            f"- {md(s.suite)} task {t.task_id} ({md(t.task_name)}): Q = {d.statistic:.2f}, p = {pvalue(d.p_value)}, "
+            f"adjusted p = {pvalue(d.p_adjusted)} ({md(d.correction)})"
         )
     return lines
 
@@ -166,7 +176,7 @@ def history_table(reports: Sequence[CheckpointReport], suite: str) -> str:
         s = r.suite(suite)
         if s is None:
             continue
-        verdicts = ", ".join(f"{verdict_against(v)}: {v.value.value}" for v in s.verdicts) or "—"
+        verdicts = ", ".join(f"{md(verdict_against(v))}: {v.value.value}" for v in s.verdicts) or "—"
         lines.append(
             _row(
                 [

@@ -2,6 +2,9 @@
 
 One SNS message carries both: email subscribers get the plain text, and the Slack notifier (a Lambda
 subscriber) gets a JSON document holding the Block Kit payload (SNS ``MessageStructure='json'``).
+User text is escaped for each sink (:mod:`rlinf_bench.reporting.text_safety`) and the message is held to
+the SNS, Slack and subject limits (:mod:`rlinf_bench.reporting.message_limits`), cut with a pointer to
+where the whole text is.
 """
 
 from __future__ import annotations
@@ -13,11 +16,24 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.reporting.message_limits import (
+    ERROR_TEXT_MAX_CHARS,
+    SNS_MESSAGE_MAX_BYTES,
+    SNS_SUBJECT_MAX_CHARS,
+    cut,
+    cut_bytes,
+    fit_blocks,
+    header,
+    section,
+    utf8_len,
+)
+from rlinf_bench.reporting.text_safety import plain, slack, slack_plain
 
-__all__ = ["Notification", "failure_notification", "sns_message", "summary_notification"]
+__all__ = ["Notification", "failure_notification", "sns_message", "subject_line", "summary_notification"]
 
-SUBJECT_LIMIT = 100  # SNS Subject
-SLACK_TEXT_LIMIT = 3000  # Block Kit section text
+# Shares of the SNS limit tried in turn when a message is too big: the email text appears twice in the
+# JSON message (default and email), the Slack payload once, JSON-quoted.
+_EMAIL_SHARES = (None, 0.3, 0.15, 0.05, 0.01)
 
 
 class Notification(BaseModel):
@@ -29,10 +45,12 @@ class Notification(BaseModel):
     subject: str
     text: str
     slack: dict[str, Any]
+    full_text_at: str = Field(default="", description="Where the whole content is when a form had to be cut")
 
 
-def _section(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:SLACK_TEXT_LIMIT]}}
+def subject_line(text: str) -> str:
+    """An SNS subject: one line, no control characters, under SNS's length limit."""
+    return cut(plain(text), SNS_SUBJECT_MAX_CHARS)
 
 
 def summary_notification(
@@ -40,50 +58,85 @@ def summary_notification(
 ) -> Notification:
     """The verdict summary; failed runs, problems met on the way and an MLflow failure are stated first."""
     # Rendering pulls in the statistics (numpy); the failure notifier only needs failure_notification.
-    from rlinf_bench.reporting.notify import email_subject, email_text, slack_payload
+    from rlinf_bench.reporting.notify import email_subject, email_text, full_report_pointer, slack_payload
 
+    where = full_report_pointer(report)
     problems: list[str] = []
     if mlflow_error:
-        problems.append(f"MLflow publish failed: {mlflow_error}")
-    problems += [f"Failed: {line}" for line in failed_runs]
-    problems += list(notes)
-    text = email_text(report)
-    slack = slack_payload(report)
-    if problems:
-        text = "\n".join(problems) + "\n\n" + text
-        blocks = list(slack["blocks"])
-        blocks.insert(2, _section(":x: " + "\n:x: ".join(problems)))
-        slack = {**slack, "blocks": blocks}
-    return Notification(kind="summary", subject=email_subject(report)[:SUBJECT_LIMIT], text=text, slack=slack)
+        problems.append(f"MLflow publish failed: {cut(mlflow_error, ERROR_TEXT_MAX_CHARS)}")
+    problems += [f"Failed: {cut(line, ERROR_TEXT_MAX_CHARS, rest_in=where)}" for line in failed_runs]
+    problems += [cut(note, ERROR_TEXT_MAX_CHARS, rest_in=where) for note in notes]
+    return Notification(
+        kind="summary",
+        subject=subject_line(email_subject(report)),
+        text=email_text(report, problems),
+        slack=slack_payload(report, problems),
+        full_text_at=where,
+    )
 
 
 def failure_notification(
-    what: str, reason: str, *, details: Sequence[str] = (), links: Sequence[str] = ()
+    what: str, reason: str, *, details: Sequence[str] = (), links: Sequence[str] = (), rest_in: str = ""
 ) -> Notification:
-    """The evaluation stopped without a verdict: say what failed and why, and what to do next."""
-    subject = f"[rlinf-bench] FAILED: {what}"[:SUBJECT_LIMIT]
-    lines = [f"Evaluation failed: {what}", "", f"Why: {reason}"]
+    """The evaluation stopped without a verdict: say what failed and why, and what to do next.
+
+    ``rest_in`` names where the whole cause is (the execution's history) when ``reason`` has to be cut.
+    """
+    subject = subject_line(f"[rlinf-bench] FAILED: {what}")
+    why = cut(reason, ERROR_TEXT_MAX_CHARS, rest_in=rest_in)
+    lines = [f"Evaluation failed: {plain(what)}", "", f"Why: {plain(why)}"]
     if details:
-        lines += ["", "Details:"] + [f"  - {d}" for d in details]
+        lines += ["", "Details:"] + [f"  - {plain(d)}" for d in details]
     if links:
-        lines += ["", "Links:"] + [f"  {link}" for link in links]
+        lines += ["", "Links:"] + [f"  {plain(link)}" for link in links]
     lines += ["", "No verdict was published. Fix the cause, then re-run with: rlinf-bench trigger --rerun ..."]
     text = "\n".join(lines) + "\n"
     blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": f"Evaluation failed: {what}"[:150]}},
-        _section(f"*Why:* {reason}"),
+        header(slack_plain(f"Evaluation failed: {what}")),
+        section(f"*Why:* {slack(why)}", rest_in=slack(rest_in)),
     ]
     if details:
-        blocks.append(_section("\n".join(f"• {d}" for d in details)))
-    return Notification(kind="failure", subject=subject, text=text, slack={"text": subject, "blocks": blocks})
+        blocks.append(section("\n".join(f"• {slack(d)}" for d in details), rest_in=slack(rest_in)))
+    slack_doc = {"text": slack(subject), "blocks": fit_blocks(blocks, rest_in=slack(rest_in))}
+    return Notification(kind="failure", subject=subject, text=text, slack=slack_doc, full_text_at=rest_in)
 
 
-def sns_message(note: Notification) -> dict[str, Any]:
-    """Keyword arguments for ``sns.publish`` (TopicArn added by the caller): text for email, JSON for Lambda."""
-    lambda_doc = json.dumps({"kind": note.kind, "subject": note.subject, "slack": note.slack})
+def _publish_kwargs(note: Notification, text: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    lambda_doc = json.dumps({"kind": note.kind, "subject": note.subject, "slack": {**note.slack, "blocks": blocks}})
     return {
         "Subject": note.subject,
         "MessageStructure": "json",
-        "Message": json.dumps({"default": note.text, "email": note.text, "lambda": lambda_doc}),
+        "Message": json.dumps({"default": text, "email": text, "lambda": lambda_doc}, ensure_ascii=False),
         "MessageAttributes": {"kind": {"DataType": "String", "StringValue": note.kind}},
     }
+
+
+def sns_size(kwargs: dict[str, Any]) -> int:
+    """Bytes SNS counts against its limit: message, subject and message attributes (name, type, value)."""
+    attributes = sum(
+        utf8_len(name) + utf8_len(a["DataType"]) + utf8_len(a["StringValue"])
+        for name, a in kwargs["MessageAttributes"].items()
+    )
+    return utf8_len(kwargs["Message"]) + utf8_len(kwargs["Subject"]) + attributes
+
+
+def sns_message(note: Notification) -> dict[str, Any]:
+    """Keyword arguments for ``sns.publish`` (TopicArn added by the caller): text for email, JSON for Lambda.
+
+    Held under SNS's 256 KiB: when the message is bigger, the email text and the Slack blocks are cut
+    (in steps) with a pointer to ``note.full_text_at``.
+    """
+    where = note.full_text_at or "the stored report"
+    blocks = list(note.slack.get("blocks", []))
+    for share in _EMAIL_SHARES:
+        if share is None:
+            kwargs = _publish_kwargs(note, note.text, blocks)
+        else:
+            budget = int(SNS_MESSAGE_MAX_BYTES * share)
+            text = cut_bytes(note.text, budget, rest_in=where)
+            kwargs = _publish_kwargs(note, text, fit_blocks(blocks, rest_in=slack(where), max_chars=budget // 4))
+        if sns_size(kwargs) <= SNS_MESSAGE_MAX_BYTES:
+            return kwargs
+    # Only a pathological pointer gets here: send the pointer alone rather than nothing.
+    short = cut(f"{note.subject}\nThe message was too large for SNS; it is at {where}", 4096)
+    return _publish_kwargs(note, short, [section(slack(short))])

@@ -1,10 +1,13 @@
 """Notification bodies rendered from a CheckpointReport: email plain text and a Slack Block Kit payload.
 
 Sending is someone else's job; these functions only build the content, so they are pure and testable.
+Every piece of report text goes through :mod:`rlinf_bench.reporting.text_safety` (plain text for email,
+mrkdwn escaping for Slack) and every Slack block through :mod:`rlinf_bench.reporting.message_limits`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rlinf_bench.contracts import CheckpointReport, SuiteReport
@@ -19,18 +22,38 @@ from rlinf_bench.reporting.format import (
     pvalue,
     verdict_against,
 )
+from rlinf_bench.reporting.message_limits import (
+    ERROR_TEXT_MAX_CHARS,
+    SLACK_TEXT_MAX_CHARS,
+    cut,
+    fit_blocks,
+    header,
+    mrkdwn,
+    section,
+)
+from rlinf_bench.reporting.text_safety import plain, slack, slack_code, slack_link, slack_plain
 from rlinf_bench.stats.flips import flip_summary
 
-SLACK_TEXT_LIMIT = 3000  # Block Kit section text limit
+__all__ = ["email_subject", "email_text", "full_report_pointer", "slack_payload"]
+
+_REPORT_LINKS = ("report_site", "report_json", "results")
+
+
+def full_report_pointer(report: CheckpointReport) -> str:
+    """Where the whole report is, for a message that had to be cut: the site, the JSON or the results."""
+    where = next((report.links[k] for k in _REPORT_LINKS if report.links.get(k)), "")
+    return where or "the stored checkpoint_report.json (rlinf-bench status shows where)"
 
 
 def email_subject(report: CheckpointReport) -> str:
-    return f"[rlinf-bench] {headline(report)}"
+    return plain(f"[rlinf-bench] {headline(report)}")
 
 
-def email_text(report: CheckpointReport) -> str:
-    """Plain text that reads well in any mail client (no tables wider than 80 columns)."""
-    lines = [headline(report), "=" * min(len(headline(report)), 78), ""]
+def email_text(report: CheckpointReport, problems: Sequence[str] = ()) -> str:
+    """Plain text that reads well in any mail client (no tables wider than 80 columns); ``problems``
+    (failed runs, MLflow failures) come first, one line each."""
+    title = headline(report)
+    lines = [*problems, *([""] if problems else []), title, "=" * min(len(title), 78), ""]
     lines.append(f"Checkpoint: {report.checkpoint_uri or '-'}")
     lines.append(f"Policy:     {report.policy}")
     if not report.complete:
@@ -42,7 +65,8 @@ def email_text(report: CheckpointReport) -> str:
         )
         for r in s.runs:
             if r.status.value != "complete":
-                lines.append(f"  run {r.run_index}: {r.status.value} - {r.error or 'no reason given'}")
+                error = cut(r.error or "no reason given", ERROR_TEXT_MAX_CHARS, rest_in=r.source)
+                lines.append(f"  run {r.run_index}: {r.status.value} - {error}")
         if s.disagreement is not None and s.disagreement.flagged:
             lines.append(f"  WARNING: runs disagree beyond binomial noise (p = {pvalue(s.disagreement.p_value)})")
         for v in s.verdicts:
@@ -64,7 +88,8 @@ def email_text(report: CheckpointReport) -> str:
             lines.append(f"  {c.probe}.{c.metric}: {value}{target}: {c.verdict}")
     if report.links:
         lines += ["", "Links:"] + [f"  {k}: {v}" for k, v in sorted(report.links.items())]
-    return "\n".join(lines) + "\n"
+    # Line by line: a newline inside a field shows as ⏎ instead of starting a line of its own.
+    return "\n".join(plain(line) for line in lines) + "\n"
 
 
 def _flip_lines(suite: SuiteReport) -> list[str]:
@@ -80,33 +105,58 @@ def _task_flags(suite: SuiteReport) -> list[str]:
     ]
 
 
-def slack_payload(report: CheckpointReport) -> dict[str, Any]:
-    """A Slack Block Kit message: header, one section per suite with its verdicts, then links."""
-    blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": checkpoint_title(report)[:150]}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline(report)}*\n`{report.checkpoint_uri}`"}},
-    ]
-    for s in report.suites:
-        text = [
-            f"*{s.suite}*: {mean_std(s)} (clustered 95% CI {interval(s.ci95_low, s.ci95_high)}, {s.runs_completed}/{s.runs_expected} runs)"
-        ]
-        for v in s.verdicts:
-            changed = v.kind != "baseline" and bool(v.environment_changes)
-            first = f"environment changed: {changes_text(v)}; " if changed and v.value.value == "below" else ""
-            text.append(f"{VERDICT_MARK[v.value]} vs {verdict_against(v)}: {first}p = {pvalue(v.p_value)}")
-            if changed and not first:
-                text.append(f":gear: environment changed: {changes_text(v)}")
-        if s.disagreement is not None and s.disagreement.flagged:
-            text.append(":warning: runs disagree beyond binomial noise")
-        text += [f":arrows_counterclockwise: {line}" for line in _flip_lines(s)]
-        text += [f":warning: {line}" for line in _task_flags(s)]
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(text)[:SLACK_TEXT_LIMIT]}})
-    if report.infra:
-        infra = "\n".join(f"{c.probe}.{c.metric}: {c.value} {c.unit} → {c.verdict}" for c in report.infra)
-        blocks.append(
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"*Infrastructure*\n{infra}"[:SLACK_TEXT_LIMIT]}}
+def _suite_lines(s: SuiteReport) -> list[str]:
+    """One suite's mrkdwn lines; every line escaped (the only markup of ours is the bold suite name)."""
+    lines = [
+        f"*{slack(s.suite)}*: "
+        + slack(
+            f"{mean_std(s)} (clustered 95% CI {interval(s.ci95_low, s.ci95_high)}, "
+            f"{s.runs_completed}/{s.runs_expected} runs)"
         )
+    ]
+    for v in s.verdicts:
+        changed = v.kind != "baseline" and bool(v.environment_changes)
+        first = f"environment changed: {changes_text(v)}; " if changed and v.value.value == "below" else ""
+        lines.append(slack(f"{VERDICT_MARK[v.value]} vs {verdict_against(v)}: {first}p = {pvalue(v.p_value)}"))
+        if changed and not first:
+            lines.append(":gear: " + slack(f"environment changed: {changes_text(v)}"))
+    if s.disagreement is not None and s.disagreement.flagged:
+        lines.append(":warning: runs disagree beyond binomial noise")
+    lines += [":arrows_counterclockwise: " + slack(line) for line in _flip_lines(s)]
+    lines += [":warning: " + slack(line) for line in _task_flags(s)]
+    return lines
+
+
+def _link(key: str, value: str) -> str:
+    # Only the URIs the aggregator wrote (results, report files, the site) become links.
+    return slack_link(value, key) if "://" in value else slack(f"{key}: {value}")
+
+
+def _links_text(links: dict[str, str]) -> str:
+    """The links, as many whole ones as fit in a context element (a cut link would leave a stray ``<``)."""
+    parts: list[str] = []
+    for key, value in sorted(links.items()):
+        part = _link(key, value)
+        if len(" | ".join([*parts, part])) > SLACK_TEXT_MAX_CHARS:
+            break
+        parts.append(part)
+    return " | ".join(parts) or slack(cut(", ".join(sorted(links)), SLACK_TEXT_MAX_CHARS))
+
+
+def slack_payload(report: CheckpointReport, problems: Sequence[str] = ()) -> dict[str, Any]:
+    """A Slack Block Kit message: header, the problems, one section per suite with its verdicts, then links."""
+    pointer = slack(full_report_pointer(report))
+    blocks: list[dict[str, Any]] = [
+        header(slack_plain(checkpoint_title(report))),
+        section(f"*{slack(headline(report))}*\n{slack_code(report.checkpoint_uri)}"),
+    ]
+    if problems:
+        blocks.append(section(":x: " + "\n:x: ".join(slack(p) for p in problems), rest_in=pointer))
+    blocks += [section("\n".join(_suite_lines(s)), rest_in=pointer) for s in report.suites]
+    if report.infra:
+        infra = "\n".join(slack(f"{c.probe}.{c.metric}: {c.value} {c.unit} → {c.verdict}") for c in report.infra)
+        blocks.append(section(f"*Infrastructure*\n{infra}", rest_in=pointer))
     if report.links:
-        ctx = " | ".join(f"<{v}|{k}>" if "://" in v else f"{k}: {v}" for k, v in sorted(report.links.items()))
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": ctx[:SLACK_TEXT_LIMIT]}]})
-    return {"text": headline(report), "blocks": blocks}
+        blocks.append({"type": "context", "elements": [mrkdwn(_links_text(report.links))]})
+    text = cut(slack(headline(report)), SLACK_TEXT_MAX_CHARS)
+    return {"text": text, "blocks": fit_blocks(blocks, rest_in=pointer)}

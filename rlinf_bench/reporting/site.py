@@ -30,6 +30,8 @@ from rlinf_bench.reporting.markdown import (
 )
 from rlinf_bench.reporting.pages import VideoReader, write_pages
 from rlinf_bench.reporting.plot import sr_vs_step_png
+from rlinf_bench.reporting.text_safety import markdown as md
+from rlinf_bench.reporting.text_safety import markdown_link
 
 
 @dataclass(frozen=True)
@@ -48,20 +50,24 @@ class SiteFiles:
         return [self.html, self.markdown, self.plot, *([self.index] if self.index else []), *self.pages]
 
 
+_COMPARISONS = frozenset({">", ">=", "<", "<="})
+
+
 def site_markdown(
     reports: Sequence[CheckpointReport], checklist: Sequence[ChecklistItem], *, title: str, plot_name: str
 ) -> str:
     """Markdown twin of the HTML page (for PR comments, wikis, MLflow notes)."""
     ordered = sorted(reports, key=lambda x: x.global_step if x.global_step is not None else -1)
     suites = sorted({s.suite for r in reports for s in r.suites})
-    parts = [f"# {title}", "", f"{len(reports)} checkpoint(s).", "", f"![success rate vs global step]({plot_name})"]
+    plot = markdown_link(plot_name, "success rate vs global step")
+    parts = [f"# {md(title)}", "", f"{len(reports)} checkpoint(s).", "", f"!{plot}"]
     for suite in suites:
-        parts += ["", f"## {suite}", "", history_table(reports, suite)]
+        parts += ["", f"## {md(suite)}", "", history_table(reports, suite)]
     if ordered:
         latest = ordered[-1]
-        parts += ["", f"## Latest: {checkpoint_title(latest)}"]
+        parts += ["", f"## Latest: {md(checkpoint_title(latest))}"]
         for s in latest.suites:
-            parts += ["", f"### {s.suite}", "", suite_table(s)]
+            parts += ["", f"### {md(s.suite)}", "", suite_table(s)]
         parts += ["", "### Verdicts", "", verdict_table(latest)]
         parts += changes_section(latest) + flips_section(latest) + task_flags_section(latest)
     probes = {p.probe: p for r in ordered for p in r.probes}
@@ -69,13 +75,16 @@ def site_markdown(
     if probes:
         parts += ["| probe | metric | value | target | verdict |", "| --- | --- | --- | --- | --- |"]
         for c in infra_checks(list(probes.values())):
-            target = "—" if c.target is None else f"{c.op} {c.target:g} {c.unit}"
-            value = "—" if c.value is None else f"{c.value:g} {c.unit}"
-            parts.append(f"| {c.probe} | {c.metric} | {value} | {target} | {c.verdict} |")
+            # A comparison (< before a space opens no tag) is shown as it is; anything else in a stored report
+            # is escaped like the unit, which is the probe's.
+            op = c.op if c.op in _COMPARISONS else md(c.op)
+            target = "—" if c.target is None else f"{op} {c.target:g} {md(c.unit)}"
+            value = "—" if c.value is None else f"{c.value:g} {md(c.unit)}"
+            parts.append(f"| {md(c.probe)} | {md(c.metric)} | {value} | {target} | {c.verdict} |")
     else:
         parts.append("_No probe results yet._")
     parts += ["", "## Validation checklist", "", "| item | status | evidence |", "| --- | --- | --- |"]
-    parts += [f"| {i.item} | {i.status} | {i.evidence.replace('|', '/')} |" for i in checklist]
+    parts += [f"| {md(i.item)} | {md(i.status)} | {md(i.evidence)} |" for i in checklist]
     return "\n".join(parts) + "\n"
 
 
