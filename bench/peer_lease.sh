@@ -1,0 +1,23 @@
+#!/bin/bash
+# Issue 25's side by side on the GPU machine, in one call: our served suite run and vla-eval's on the same
+# work (10 tasks x TRIALS initial states of libero_spatial, 220 steps, the 7B stand-in, 15 cores for the
+# rollouts and 1 for the model server), one after the other; ORDER picks which goes first.
+# Carry .gl, .gpu_bundle (bench/gpu_bundle.py) and .whl (vla_eval-0.8.0 and lazyregistry-0.4.0, pure wheels).
+# Usage, from the repository root: bash bench/peer_lease.sh TAG TRIALS [ours-first|peer-first|smoke]
+set -u
+tag=$1 trials=$2 order=${3:-ours-first}
+source bench/gpu_setup.sh
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/peer .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/peer${PYTHONPATH:+:$PYTHONPATH}
+date -u +"lease clock %F %T UTC"
+ours() {
+  python3 bench/eval_gpu.py --parts suite --workers auto --server-cores 1 --inflight 8 --server-args '--max-batch 16' \
+    --trials "$trials" --timeout 540 --out "$OUT/ours_$tag.json"
+}
+peer() { python3 bench/peer_vla_eval.py --shards 15 --server-cores 1 --trials "$trials" --out "$OUT/vla_$tag.json" "$@"; }
+case $order in
+  smoke) peer --work /tmp/smoke; tail -n 30 /tmp/smoke/shard_0.log; tail -n 5 /tmp/smoke/server.log ;;
+  peer-first) peer; ours ;;
+  *) ours; peer ;;
+esac
+date -u +"lease clock %F %T UTC"
