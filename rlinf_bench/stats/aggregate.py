@@ -242,6 +242,7 @@ def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteRepo
         runs_expected=runs_expected,
         runs_completed=len(completed),
         complete=len(completed) >= runs_expected and len(completed) == len(results),
+        trials_per_task=results[0].trials_per_task,
         runs=summaries,
         tasks=task_disagreements(_task_summaries(results, completed, states), completed, states),
         ci_method=CLUSTERED_METHOD,
