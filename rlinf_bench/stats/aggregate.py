@@ -33,6 +33,7 @@ from rlinf_bench.errors import ResultsMismatchError
 from rlinf_bench.protocols import RunProtocol
 from rlinf_bench.stats.intervals import CLUSTERED_METHOD, clustered_interval, wilson
 from rlinf_bench.stats.pertask import task_disagreements
+from rlinf_bench.stats.run_checks import check_run_result, computed_status, seed_repeats
 from rlinf_bench.stats.significance import chi2_homogeneity, cochran_q
 
 DISAGREEMENT_ALPHA = 0.01  # strict: a flag should mean "look at the nodes", not routine noise
@@ -210,10 +211,27 @@ def _protocol(r: RunResult) -> RunProtocol:
     return r.protocol or RunProtocol(max_steps=r.max_steps, settle_steps=r.settle_steps)
 
 
+def counted_runs(runs: Sequence[SourcedRun]) -> list[SourcedRun]:
+    """The runs of one suite as they count: completeness computed (:func:`computed_status`), and a complete
+    run whose seed an earlier complete run already used refused (failed, with the reason)."""
+    checked = [SourcedRun(r.source, computed_status(r.result)) for r in runs]
+    repeats = seed_repeats([r.result for r in checked if r.result.status == RunStatus.COMPLETE])
+    out = []
+    for r in checked:
+        why = repeats.get(r.result.run_index) if r.result.status == RunStatus.COMPLETE else None
+        if why is not None:
+            r = SourcedRun(r.source, r.result.model_copy(update={"status": RunStatus.FAILED, "error": why}))
+        out.append(r)
+    return out
+
+
 def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteReport:
-    """Aggregate the runs of one suite of one checkpoint (see docs/statistics.md for every field)."""
+    """Aggregate the runs of one suite of one checkpoint (see docs/statistics.md for every field).
+
+    Completeness is computed, never read from ``status`` (:func:`counted_runs`)."""
     if not runs:
         raise ValueError("aggregate_suite needs at least one run")
+    runs = counted_runs(runs)
     _check_consistent(runs)
     ordered = sorted(runs, key=lambda r: r.result.run_index)
     results = [r.result for r in ordered]
@@ -295,13 +313,21 @@ def aggregate_checkpoint(runs: Sequence[SourcedRun], *, runs_expected: int = 3) 
     )
 
 
-def load_runs(uris: Sequence[str], *, storage: Storage | None = None) -> list[SourcedRun]:
-    """Read RunResults from local paths or ``s3://`` URIs (``storage`` carries the S3 client).
+def load_run(uri: str, *, storage: Storage) -> SourcedRun:
+    """One RunResult read and checked against its suite (:func:`check_run_result`).
 
-    A missing or invalid document raises ContractError naming the URI (and the bad field).
+    A missing or invalid document, an unknown suite, a task or initial state outside the suite raise
+    ContractError naming the URI and the field.
     """
+    result = read_contract(RunResult, uri, storage=storage)
+    check_run_result(result, uri)
+    return SourcedRun(uri, result)
+
+
+def load_runs(uris: Sequence[str], *, storage: Storage | None = None) -> list[SourcedRun]:
+    """Read RunResults from local paths or ``s3://`` URIs (``storage`` carries the S3 client), as :func:`load_run`."""
     store = storage or Storage()
-    return [SourcedRun(str(u), read_contract(RunResult, str(u), storage=store)) for u in uris]
+    return [load_run(str(u), storage=store) for u in uris]
 
 
 def load_probes(uris: Sequence[str], *, storage: Storage | None = None) -> list[ProbeResult]:
