@@ -51,32 +51,41 @@ def _sample_std(values: Sequence[float]) -> float | None:
     return statistics.stdev(values) if len(values) >= 2 else None
 
 
+def _fingerprint(r: RunResult) -> dict[str, object]:
+    return {
+        "checkpoint": r.checkpoint.uri.rstrip("/") if r.checkpoint else None,
+        "policy": r.policy,
+        "trials_per_task": r.trials_per_task,
+        "max_steps": r.max_steps,
+        "protocol": _protocol(r).model_dump(include={"settle_steps", "settle_gripper", "decoding"}),
+        # Only complete runs are known to cover their whole task list.
+        "tasks": sorted(t.task_id for t in r.tasks) if r.status == RunStatus.COMPLETE else None,
+    }
+
+
+def settings_difference(a: RunResult, b: RunResult) -> str | None:
+    """The first setting in which two runs of one suite differ, as ``field X differs (a vs b)``; None when
+    they can be aggregated together (same checkpoint, policy, trials, steps, protocol and, when both are
+    complete, tasks)."""
+    fa, fb = _fingerprint(a), _fingerprint(b)
+    for field, value in fa.items():
+        if field == "tasks" and (value is None or fb[field] is None):
+            continue
+        if fb[field] != value:
+            return f"field {field} differs ({value!r} vs {fb[field]!r})"
+    return None
+
+
 def _check_consistent(runs: Sequence[SourcedRun]) -> None:
     """Refuse to aggregate runs of different checkpoints or settings; name the offending files."""
     first = runs[0]
-
-    def fingerprint(r: RunResult) -> dict[str, object]:
-        return {
-            "checkpoint": r.checkpoint.uri.rstrip("/") if r.checkpoint else None,
-            "policy": r.policy,
-            "trials_per_task": r.trials_per_task,
-            "max_steps": r.max_steps,
-            "protocol": _protocol(r).model_dump(include={"settle_steps", "settle_gripper", "decoding"}),
-            # Only complete runs are known to cover their whole task list.
-            "tasks": sorted(t.task_id for t in r.tasks) if r.status == RunStatus.COMPLETE else None,
-        }
-
-    ref = fingerprint(first.result)
     for other in runs[1:]:
-        fp = fingerprint(other.result)
-        for field, value in ref.items():
-            if field == "tasks" and (value is None or fp[field] is None):
-                continue
-            if fp[field] != value:
-                raise ResultsMismatchError(
-                    f"cannot aggregate {first.source} and {other.source}: field {field} differs "
-                    f"({value!r} vs {fp[field]!r}); pass the results of one checkpoint and one configuration"
-                )
+        diff = settings_difference(first.result, other.result)
+        if diff is not None:
+            raise ResultsMismatchError(
+                f"cannot aggregate {first.source} and {other.source}: {diff}; "
+                "pass the results of one checkpoint and one configuration"
+            )
     seen: dict[tuple[str, int], str] = {}
     for run in runs:
         key = (run.result.suite, run.result.run_index)
