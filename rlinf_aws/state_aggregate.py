@@ -1,8 +1,9 @@
 """The aggregate state: the Map outcomes -> one CheckpointReport with verdicts, stored next to the results.
 
 A failed run enters the report as failed, with its reason, and its suite's verdicts are ``incomplete``:
-it is never averaged away. A result file that is missing or does not validate makes that run failed,
-naming the URI and the error. When no eval run produced a result there is nothing honest to publish:
+it is never averaged away. A result file that is missing, does not validate or is another run's makes
+that run failed, naming the URI and the field (:mod:`rlinf_aws.eval_results`); the other runs are
+still aggregated. When no eval run produced a result there is nothing honest to publish:
 :class:`AllRunsFailedError` sends the execution to the failure branch.
 """
 
@@ -14,9 +15,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlinf_bench.contracts import CheckpointReport, ProbeResult, ProbeVerdict, RunResult, RunStatus
+from rlinf_aws.eval_results import failure_line, load_eval_runs
+from rlinf_bench.contracts import CheckpointReport, ProbeResult, ProbeVerdict, RunStatus
 from rlinf_bench.contracts.layout import report_prefix
-from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, EvalRun
+from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest
 from rlinf_bench.contracts.workflow import AggregateInput, AggregateResult, OutcomeStatus, RunOutcome
 from rlinf_bench.document_store import Storage, join
 from rlinf_bench.documents import read_contract
@@ -29,7 +31,7 @@ from rlinf_bench.reporting.message_limits import (
     cut,
     utf8_len,
 )
-from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
+from rlinf_bench.stats.aggregate import aggregate_checkpoint
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
@@ -41,62 +43,6 @@ __all__ = ["AllRunsFailedError", "aggregate", "failure_line", "fit_state_output"
 
 class AllRunsFailedError(RlinfBenchError):
     """Every eval run of the checkpoint failed: no verdict can be given."""
-
-
-def failure_line(outcome: RunOutcome) -> str:
-    """``libero_goal run 1: OOMKilled: <cause>`` — what a person reads in the email and in Slack."""
-    why = outcome.job_reason or outcome.error or "failed"
-    cause = outcome.cause.strip().splitlines()[0] if outcome.cause.strip() else ""
-    line = f"{outcome.label}: {why}" + (f": {cause}" if cause and cause != why else "")
-    return cut(line, ERROR_TEXT_MAX_CHARS, rest_in="the execution history (the task's failure cause)")
-
-
-def _failed_run(request: EvalRequest, outcome: RunOutcome, error: str, siblings: Sequence[RunResult]) -> RunResult:
-    """A failed RunResult standing in for a run that produced none (same settings as its siblings)."""
-    from rlinf_bench.suites import get_suite
-
-    suite = outcome.suite or ""
-    sibling = next((r for r in siblings if r.suite == suite), None)
-    run_index = outcome.run_index or 0
-    run = next((r for r in request.expand() if (r.suite, r.run_index) == (suite, run_index)), None)
-    seed = run.seed if run is not None else run_index
-    if sibling is not None:
-        # Same settings as the runs that did finish (protocol, steps, policy): only the outcome differs.
-        stand_in = sibling.model_copy(
-            update={"run_index": run_index, "seed": seed, "status": RunStatus.FAILED, "error": error}
-        )
-        return stand_in.with_tasks([])
-    if run is None:  # an outcome of a run the request does not list: its identity from the outcome
-        run = EvalRun(
-            request_id=request.request_id,
-            checkpoint=request.checkpoint,
-            suite=suite,
-            run_index=run_index,
-            seed=seed,
-            trials_per_task=request.trials_per_task,
-            policy=request.policy,
-        )
-    max_steps = run.max_steps or get_suite(suite).max_steps
-    return RunResult.of_run(run, RunStatus.FAILED, error=error, max_steps=max_steps, settle_steps=0)
-
-
-def _load_eval_runs(
-    request: EvalRequest, outcomes: Sequence[RunOutcome], storage: Storage
-) -> tuple[list[SourcedRun], list[str]]:
-    loaded: list[SourcedRun] = []
-    failed: list[tuple[RunOutcome, str]] = []
-    for o in outcomes:
-        if o.status == OutcomeStatus.SUCCEEDED:
-            try:
-                loaded.append(SourcedRun(o.result_uri, read_contract(RunResult, o.result_uri, storage=storage)))
-                continue
-            except (ContractError, StorageError) as exc:
-                failed.append((o, f"result {o.result_uri} unusable: {exc}"))
-                continue
-        failed.append((o, failure_line(o)))
-    results = [r.result for r in loaded]
-    stand_ins = [SourcedRun(o.result_uri or o.job_name, _failed_run(request, o, why, results)) for o, why in failed]
-    return loaded + stand_ins, [why if why.startswith(o.label) else f"{o.label}: {why}" for o, why in failed]
 
 
 def _load_probes(outcomes: Sequence[RunOutcome], storage: Storage) -> tuple[list[ProbeResult], list[str]]:
@@ -153,7 +99,7 @@ def aggregate(
     request = inp.request
     outcomes = inp.flat()
     eval_outcomes = [o for o in outcomes if o.kind == "eval"]
-    runs, failed = _load_eval_runs(request, eval_outcomes, storage)
+    runs, failed = load_eval_runs(request, eval_outcomes, storage)
     probes, probe_failures = _load_probes([o for o in outcomes if o.kind == "probe"], storage)
     if eval_outcomes and all(r.result.status == RunStatus.FAILED for r in runs):
         raise AllRunsFailedError(

@@ -179,6 +179,9 @@ class SuiteReport(_Model):
     runs_expected: int
     runs_completed: int
     complete: bool = Field(description="Every expected run finished: only then are verdicts given")
+    trials_per_task: int | None = Field(
+        default=None, description="Episodes per task per run, as the runs requested (None in older reports)"
+    )
     runs: list[RunSummary]
     tasks: list[TaskSummary]
     # Statistics are None when no run completed: there is nothing honest to report.

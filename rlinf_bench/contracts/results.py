@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.protocol_profiles import RunProtocol
@@ -30,7 +30,8 @@ class EpisodeResult(BaseModel):
 
     init_state: int = Field(ge=0, description="Index of the task's fixed initial state")
     seed: int = Field(description="Seed the environment was seeded with for this episode")
-    success: bool
+    # Strict: "false", 0 or "no" read as a boolean would turn a writer's bug into a success rate.
+    success: StrictBool
     steps: int = Field(ge=0, description="Policy steps taken (settle steps excluded)")
     wall_s: float = Field(ge=0)
     retries: int = Field(default=0, ge=0, description="Times the episode was re-run after a worker crash")
@@ -56,6 +57,14 @@ class TaskResult(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskResult:
+        seen: dict[int, int] = {}
+        for j, e in enumerate(self.episodes):
+            if e.init_state in seen:
+                raise ValueError(
+                    f"task {self.task_id}: episodes[{j}].init_state={e.init_state} repeats episodes[{seen[e.init_state]}]: "
+                    "each initial state is played once per run, so a repeat would count twice"
+                )
+            seen[e.init_state] = j
         if self.successes != sum(e.success for e in self.episodes):
             raise ValueError(
                 f"task {self.task_id}: successes={self.successes} but "
@@ -142,6 +151,13 @@ class RunResult(Contract):
 
     @model_validator(mode="after")
     def _suite_totals(self) -> RunResult:
+        seen: dict[int, int] = {}
+        for i, t in enumerate(self.tasks):
+            if t.task_id in seen:
+                raise ValueError(
+                    f"tasks[{i}].task_id={t.task_id} repeats tasks[{seen[t.task_id]}]: list each task once per run"
+                )
+            seen[t.task_id] = i
         eps = sum(len(t.episodes) for t in self.tasks)
         succ = sum(t.successes for t in self.tasks)
         if self.episodes != eps or self.successes != succ:

@@ -33,6 +33,7 @@ from rlinf_bench.errors import ResultsMismatchError
 from rlinf_bench.protocols import RunProtocol
 from rlinf_bench.stats.intervals import CLUSTERED_METHOD, clustered_interval, wilson
 from rlinf_bench.stats.pertask import task_disagreements
+from rlinf_bench.stats.run_checks import check_run_result, computed_status, seed_repeats
 from rlinf_bench.stats.significance import chi2_homogeneity, cochran_q
 
 DISAGREEMENT_ALPHA = 0.01  # strict: a flag should mean "look at the nodes", not routine noise
@@ -50,32 +51,41 @@ def _sample_std(values: Sequence[float]) -> float | None:
     return statistics.stdev(values) if len(values) >= 2 else None
 
 
+def _fingerprint(r: RunResult) -> dict[str, object]:
+    return {
+        "checkpoint": r.checkpoint.uri.rstrip("/") if r.checkpoint else None,
+        "policy": r.policy,
+        "trials_per_task": r.trials_per_task,
+        "max_steps": r.max_steps,
+        "protocol": _protocol(r).model_dump(include={"settle_steps", "settle_gripper", "decoding"}),
+        # Only complete runs are known to cover their whole task list.
+        "tasks": sorted(t.task_id for t in r.tasks) if r.status == RunStatus.COMPLETE else None,
+    }
+
+
+def settings_difference(a: RunResult, b: RunResult) -> str | None:
+    """The first setting in which two runs of one suite differ, as ``field X differs (a vs b)``; None when
+    they can be aggregated together (same checkpoint, policy, trials, steps, protocol and, when both are
+    complete, tasks)."""
+    fa, fb = _fingerprint(a), _fingerprint(b)
+    for field, value in fa.items():
+        if field == "tasks" and (value is None or fb[field] is None):
+            continue
+        if fb[field] != value:
+            return f"field {field} differs ({value!r} vs {fb[field]!r})"
+    return None
+
+
 def _check_consistent(runs: Sequence[SourcedRun]) -> None:
     """Refuse to aggregate runs of different checkpoints or settings; name the offending files."""
     first = runs[0]
-
-    def fingerprint(r: RunResult) -> dict[str, object]:
-        return {
-            "checkpoint": r.checkpoint.uri.rstrip("/") if r.checkpoint else None,
-            "policy": r.policy,
-            "trials_per_task": r.trials_per_task,
-            "max_steps": r.max_steps,
-            "protocol": _protocol(r).model_dump(include={"settle_steps", "settle_gripper", "decoding"}),
-            # Only complete runs are known to cover their whole task list.
-            "tasks": sorted(t.task_id for t in r.tasks) if r.status == RunStatus.COMPLETE else None,
-        }
-
-    ref = fingerprint(first.result)
     for other in runs[1:]:
-        fp = fingerprint(other.result)
-        for field, value in ref.items():
-            if field == "tasks" and (value is None or fp[field] is None):
-                continue
-            if fp[field] != value:
-                raise ResultsMismatchError(
-                    f"cannot aggregate {first.source} and {other.source}: field {field} differs "
-                    f"({value!r} vs {fp[field]!r}); pass the results of one checkpoint and one configuration"
-                )
+        diff = settings_difference(first.result, other.result)
+        if diff is not None:
+            raise ResultsMismatchError(
+                f"cannot aggregate {first.source} and {other.source}: {diff}; "
+                "pass the results of one checkpoint and one configuration"
+            )
     seen: dict[tuple[str, int], str] = {}
     for run in runs:
         key = (run.result.suite, run.result.run_index)
@@ -210,10 +220,27 @@ def _protocol(r: RunResult) -> RunProtocol:
     return r.protocol or RunProtocol(max_steps=r.max_steps, settle_steps=r.settle_steps)
 
 
+def counted_runs(runs: Sequence[SourcedRun]) -> list[SourcedRun]:
+    """The runs of one suite as they count: completeness computed (:func:`computed_status`), and a complete
+    run whose seed an earlier complete run already used refused (failed, with the reason)."""
+    checked = [SourcedRun(r.source, computed_status(r.result)) for r in runs]
+    repeats = seed_repeats([r.result for r in checked if r.result.status == RunStatus.COMPLETE])
+    out = []
+    for r in checked:
+        why = repeats.get(r.result.run_index) if r.result.status == RunStatus.COMPLETE else None
+        if why is not None:
+            r = SourcedRun(r.source, r.result.model_copy(update={"status": RunStatus.FAILED, "error": why}))
+        out.append(r)
+    return out
+
+
 def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteReport:
-    """Aggregate the runs of one suite of one checkpoint (see docs/statistics.md for every field)."""
+    """Aggregate the runs of one suite of one checkpoint (see docs/statistics.md for every field).
+
+    Completeness is computed, never read from ``status`` (:func:`counted_runs`)."""
     if not runs:
         raise ValueError("aggregate_suite needs at least one run")
+    runs = counted_runs(runs)
     _check_consistent(runs)
     ordered = sorted(runs, key=lambda r: r.result.run_index)
     results = [r.result for r in ordered]
@@ -242,6 +269,7 @@ def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteRepo
         runs_expected=runs_expected,
         runs_completed=len(completed),
         complete=len(completed) >= runs_expected and len(completed) == len(results),
+        trials_per_task=results[0].trials_per_task,
         runs=summaries,
         tasks=task_disagreements(_task_summaries(results, completed, states), completed, states),
         ci_method=CLUSTERED_METHOD,
@@ -294,13 +322,21 @@ def aggregate_checkpoint(runs: Sequence[SourcedRun], *, runs_expected: int = 3) 
     )
 
 
-def load_runs(uris: Sequence[str], *, storage: Storage | None = None) -> list[SourcedRun]:
-    """Read RunResults from local paths or ``s3://`` URIs (``storage`` carries the S3 client).
+def load_run(uri: str, *, storage: Storage) -> SourcedRun:
+    """One RunResult read and checked against its suite (:func:`check_run_result`).
 
-    A missing or invalid document raises ContractError naming the URI (and the bad field).
+    A missing or invalid document, an unknown suite, a task or initial state outside the suite raise
+    ContractError naming the URI and the field.
     """
+    result = read_contract(RunResult, uri, storage=storage)
+    check_run_result(result, uri)
+    return SourcedRun(uri, result)
+
+
+def load_runs(uris: Sequence[str], *, storage: Storage | None = None) -> list[SourcedRun]:
+    """Read RunResults from local paths or ``s3://`` URIs (``storage`` carries the S3 client), as :func:`load_run`."""
     store = storage or Storage()
-    return [SourcedRun(str(u), read_contract(RunResult, str(u), storage=store)) for u in uris]
+    return [load_run(str(u), storage=store) for u in uris]
 
 
 def load_probes(uris: Sequence[str], *, storage: Storage | None = None) -> list[ProbeResult]:

@@ -6,7 +6,10 @@ Rule for every comparison (alpha defaults to 0.05):
 - within otherwise;
 - incomplete whenever a run of this suite (or of the reference) is missing or failed;
 - not_comparable when a baseline was measured under another protocol than the runs (max steps, settle
-  steps, settle gripper, decoding): such numbers are never set against each other, whatever they say.
+  steps, settle gripper, decoding): such numbers are never set against each other, whatever they say;
+  and when the previous or best checkpoint ran another suite, task set, trials per task or protocol
+  (:mod:`rlinf_bench.stats.reference_match` names the difference). "Best" is chosen among comparable
+  checkpoints only.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from rlinf_bench.stats.flips import flipped_states
 from rlinf_bench.stats.intervals import clustered_interval
 from rlinf_bench.stats.power import mde_constant, mde_paired, mde_two_proportion
 from rlinf_bench.stats.provenance_diff import changes_line, environment_changes
+from rlinf_bench.stats.reference_match import reference_differences
 from rlinf_bench.stats.significance import (
     ComparisonOutcome,
     compare_to_constant,
@@ -252,6 +256,16 @@ def reference_verdict(
             reason=f"reference {label} has {reference.runs_completed} of {reference.runs_expected} runs completed",
             **common,
         )
+    differences = reference_differences(current, reference)
+    if differences:
+        # Different task mixes or episode settings measure different quantities: no test is run on them.
+        return Verdict(
+            suite=current.suite,
+            value=VerdictValue.NOT_COMPARABLE,
+            estimate=current.success_rate_mean,
+            reason=f"not comparable with {label}: {'; '.join(differences)}; evaluate both alike for a verdict",
+            **{**common, "reference": reference.success_rate_mean},
+        )
     cur = {(s.task_id, s.init_state): s for s in current.states}
     ref = {(s.task_id, s.init_state): s for s in reference.states}
     k1, n1 = current.successes, current.episodes
@@ -325,8 +339,14 @@ def _label(report: CheckpointReport) -> str:
 def pick_previous_and_best(
     current: CheckpointReport, history: Sequence[CheckpointReport], suite: str
 ) -> tuple[tuple[str, SuiteReport] | None, tuple[str, SuiteReport] | None]:
-    """The latest earlier complete evaluation of ``suite`` and the best one so far (highest mean SR)."""
+    """The latest earlier complete evaluation of ``suite`` and the best one so far (highest mean SR).
+
+    Best is chosen among the evaluations comparable with this checkpoint's (same tasks, trials per task
+    and protocol): a higher rate on an easier task set is not a better checkpoint. Previous is the latest
+    whatever it ran; its verdict says when it is not comparable.
+    """
     step = current.global_step
+    mine = current.suite(suite)
     candidates: list[tuple[int, CheckpointReport, SuiteReport]] = []
     for h in history:
         s = h.suite(suite)
@@ -339,7 +359,10 @@ def pick_previous_and_best(
     if not candidates:
         return None, None
     prev = max(candidates, key=lambda c: c[0])
-    best = max(candidates, key=lambda c: (c[2].success_rate_mean or 0.0, c[0]))
+    alike = [c for c in candidates if mine is None or not reference_differences(mine, c[2])]
+    if not alike:
+        return (_label(prev[1]), prev[2]), None
+    best = max(alike, key=lambda c: (c[2].success_rate_mean or 0.0, c[0]))
     return (_label(prev[1]), prev[2]), (_label(best[1]), best[2])
 
 
@@ -368,7 +391,9 @@ def apply_verdicts(
             previous, best = pick_previous_and_best(report, history, suite.suite)
         if previous is not None:
             verdicts.append(reference_verdict(suite, previous[1], kind="previous", label=previous[0], cfg=cfg))
+            alike = not reference_differences(suite, previous[1])
             suite.flips = flipped_states(suite, previous[1]) if suite.complete and previous[1].complete else []
+            suite.flips = suite.flips if alike else []
             suite.flips_against = previous[0] if suite.flips else ""
         if best is not None and previous is not None and best[0] != previous[0]:
             verdicts.append(reference_verdict(suite, best[1], kind="best", label=best[0], cfg=cfg))

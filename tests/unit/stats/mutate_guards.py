@@ -83,6 +83,12 @@ MUTANTS = [
         "            best = None\n",
         "            best = pick_previous_and_best(report, history, suite.suite)[1]\n",
     ),
+    ("previous/best: only comparable evaluations", "    if differences:\n", "    if False:\n"),
+    (
+        "best: only among comparable evaluations",
+        "if mine is None or not reference_differences(mine, c[2])]",
+        "]",
+    ),
     ("pairing: different states refused", "    if cur.keys() != ref.keys():\n", "    if False:\n"),
     ("pairing: different seeds refused", "    if differ:\n", "    if False:\n"),
     ("flips: only between complete suites", "if suite.complete and previous[1].complete else []", ""),

@@ -60,12 +60,29 @@ def test_given_a_state_that_fails_in_only_some_runs_then_it_did_not_flip() -> No
     assert compare(made, runs(before, 100)).suites[0].flips == []
 
 
+def shifted(made: list[RunResult], offset: int) -> list[RunResult]:
+    """The same runs with every initial state moved by ``offset`` (same trials, other states)."""
+    out = []
+    for r in made:
+        eps = [e.model_copy(update={"init_state": e.init_state + offset}) for e in r.tasks[0].episodes]
+        out.append(r.with_tasks([r.tasks[0].model_copy(update={"episodes": eps})]))
+    return out
+
+
 def test_given_different_initial_states_then_pairing_is_refused_with_the_reason_and_unpaired_is_labelled() -> None:
-    cur = compare(runs({0: BASE}, 200), runs({0: BASE[:30]}, 100))
+    cur = compare(runs({0: BASE[:30]}, 200), shifted(runs({0: BASE[:30]}, 100), 20))
     (v,) = cur.verdicts
     assert not v.paired and v.test.endswith("unpaired fallback") and v.test.startswith("two-proportion")
     assert v.reason.startswith("paired comparison refused: the checkpoints were evaluated on different initial states")
-    assert "(20 only at this checkpoint, 0 only at the reference)" in v.reason
+    assert "(20 only at this checkpoint, 20 only at the reference)" in v.reason
+
+
+def test_given_different_trials_per_task_then_not_comparable_naming_them_and_no_flips() -> None:
+    cur = compare(runs({0: BASE}, 200), runs({0: BASE[:30]}, 100))
+    (v,) = cur.verdicts
+    assert v.value == VerdictValue.NOT_COMPARABLE and v.p_value is None
+    assert "trials per task differ: 50 here, 30 at the reference" in v.reason
+    assert cur.suites[0].flips == []
 
 
 def test_given_different_seeds_per_state_then_pairing_is_refused() -> None:

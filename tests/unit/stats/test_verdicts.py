@@ -103,12 +103,51 @@ def test_given_same_states_then_previous_checkpoint_is_compared_paired() -> None
     assert v.value == VerdictValue.BELOW
 
 
-def test_given_different_states_then_two_proportion_test() -> None:
+def test_given_different_seeds_then_two_proportion_test() -> None:
     a = aggregate_suite([SourcedRun(str(i), make_run({0: [1] * 30}, run_index=i)) for i in range(3)], 3)
-    b = aggregate_suite([SourcedRun(str(i), make_run({0: [1] * 20}, run_index=i)) for i in range(3)], 3)
+    other = [make_run({0: [1] * 30}, run_index=i) for i in range(3)]
+    other = [
+        r.with_tasks(
+            [
+                r.tasks[0].model_copy(
+                    update={"episodes": [e.model_copy(update={"seed": 99}) for e in r.tasks[0].episodes]}
+                )
+            ]
+        )
+        for r in other
+    ]
+    b = aggregate_suite([SourcedRun(str(i), r) for i, r in enumerate(other)], 3)
     v = reference_verdict(a, b, kind="previous", label="x", cfg=CFG)
     assert not v.paired and v.test.startswith("two-proportion")
     assert v.value == VerdictValue.WITHIN  # both 100 %: no difference to detect
+
+
+def test_given_a_previous_checkpoint_on_all_tasks_then_a_two_task_checkpoint_is_not_above_it() -> None:
+    # issue 24: tasks {0, 1} at 100 % were declared `above` a previous checkpoint that ran all 10 tasks.
+    def report(step: int, tasks: int, per_state: list[int]):
+        made = [make_run({t: per_state for t in range(tasks)}, run_index=i, ckpt=checkpoint(step)) for i in range(3)]
+        return aggregate_checkpoint([SourcedRun(f"{step}-{i}", r) for i, r in enumerate(made)])
+
+    previous = report(100, 10, [1] * 10 + [0] * 40)
+    current = apply_verdicts(report(200, 2, [1] * 50), [], [previous])
+    (v,) = current.verdicts
+    assert v.kind == "previous" and v.value == VerdictValue.NOT_COMPARABLE and v.p_value is None
+    assert "task sets differ: this checkpoint ran tasks {0, 1}, the reference ran 0-9" in v.reason
+    assert v.reference_label == "global_step 100"
+
+
+def test_given_an_easier_task_set_in_history_then_it_is_never_chosen_as_best() -> None:
+    def report(step: int, tasks: int, per_state: list[int]):
+        made = [make_run({t: per_state for t in range(tasks)}, run_index=i, ckpt=checkpoint(step)) for i in range(3)]
+        return aggregate_checkpoint([SourcedRun(f"{step}-{i}", r) for i, r in enumerate(made)])
+
+    easy = report(100, 1, [1] * 50)  # one task at 100 %: highest rate, other task set
+    alike = report(200, 10, [1] * 45 + [0] * 5)
+    previous = report(300, 10, [1] * 30 + [0] * 20)
+    current = apply_verdicts(report(400, 10, [1] * 30 + [0] * 20), [], [easy, alike, previous])
+    kinds = {v.kind: v for v in current.verdicts}
+    assert kinds["best"].reference_label == "global_step 200" and kinds["best"].value == VerdictValue.BELOW
+    assert kinds["previous"].reference_label == "global_step 300"
 
 
 def test_given_history_then_previous_and_best_are_chosen_by_step_and_rate() -> None:
