@@ -144,7 +144,7 @@ def plan_step(ep: _Episode, eef: np.ndarray, state: np.ndarray) -> tuple[np.ndar
     grasp = grasp_point(obj_lo, obj_hi)
     ep.ticks += 1
     if ep.phase == "approach":
-        target = grasp + [0.0, 0.0, 0.08]
+        target = grasp + np.array([0.0, 0.0, 0.08])
         if np.linalg.norm(target - eef) < 0.015 or ep.ticks > 60:
             ep.phase, ep.ticks = "descend", 0
         return target, OPEN
@@ -179,7 +179,7 @@ def plan_step(ep: _Episode, eef: np.ndarray, state: np.ndarray) -> tuple[np.ndar
         if ep.ticks >= 8:
             ep.phase, ep.ticks = "retreat", 0
         return eef.copy(), OPEN
-    return eef + [0.0, 0.0, 0.05], OPEN
+    return eef + np.array([0.0, 0.0, 0.05]), OPEN
 
 
 def grasp_point(obj_lo: np.ndarray, obj_hi: np.ndarray) -> np.ndarray:
