@@ -190,7 +190,7 @@ def grasp_point(obj_lo: np.ndarray, obj_hi: np.ndarray) -> np.ndarray:
     point = centre.copy()
     if width_y > GRIP_WIDTH:
         point[1] = obj_hi[1] - 0.012  # the wall between the fingers
-        point[2] = obj_hi[2] - min(0.02, height / 2)
+        point[2] = obj_hi[2] - min(0.03, height / 2)
     else:
         point[2] = obj_hi[2] - min(0.035, height / 2)
     return point
