@@ -33,7 +33,7 @@ def test_given_no_noise_then_the_expert_places_the_bowl_on_the_plate(tmp_path: P
 
 def test_given_more_noise_then_success_falls_monotonically_on_fixed_states(tmp_path: Path, libero_cache: Path) -> None:
     rates = [
-        _run(tmp_path, libero_cache, f"n{n}", policy=f"builtin:expert?noise={n}", task_ids=[0], trials=3, workers=2)
+        _run(tmp_path, libero_cache, f"n{n}", policy=f"builtin:expert?noise={n}", task_ids=[0], trials=2, workers=2)
         for n in (0.0, 0.5, 1.5)
     ]
     successes = [r.successes for r in rates]
