@@ -210,6 +210,10 @@ class LiberoEnv:
                     f"policy asks for observation {key!r}, which LIBERO does not produce; use one of {available}"
                 )
             obs[key] = np.asarray(raw[key], dtype=np.float32)
+        if self.obs_spec.privileged:
+            from eval_runner.expert_state import privileged_state
+
+            obs["privileged_state"] = privileged_state(self._env.env)
         return obs
 
     def video_frame(self) -> np.ndarray | None:

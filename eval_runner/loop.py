@@ -217,6 +217,7 @@ def _rollout(
     progress: Progress,
     on_episode: Callable[[RunResult], None] | None,
 ) -> None:
+    policy.check_tasks(list(builder.tasks))  # refuse before any worker starts (the expert's goal predicates)
     task_ids = [t.task_id for t in builder.tasks]
     done = {(task_id, e.init_state) for task_id, eps in builder.episodes.items() for e in eps}
     plan = [

@@ -11,7 +11,9 @@ one row per active episode. An observation batch is a ``dict[str, Any]``:
 - each requested proprioceptive key (e.g. ``robot0_eef_pos``): ``float32`` array ``[B, D]``;
 - ``task_description``: ``list[str]`` of length B (the LIBERO language instruction);
 - ``episode_id``: ``list[str]`` of length B, stable for an episode, so stateful policies
-  (action chunking) can keep per-episode state.
+  (action chunking) can keep per-episode state;
+- ``privileged_state`` (only when ``obs_spec.privileged``): ``float32 [B, 12]``, simulator state for the
+  scripted expert (:mod:`eval_runner.expert_state`).
 
 The policy returns actions as a ``float32`` array ``[B, 7]`` (LIBERO's OSC_POSE delta + gripper).
 """
@@ -22,6 +24,8 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from rlinf_bench.suites import TaskInfo
 
 ACTION_DIM = 7
 # Gripper open, no motion: what LIBERO settle steps and "no-op" mean.
@@ -45,6 +49,14 @@ class ObservationSpec(BaseModel):
         description="Proprioceptive observation keys",
     )
 
+    privileged: bool = Field(
+        default=False,
+        description=(
+            "Add 'privileged_state' (float32 [B, 12]: the goal object's and target's world bounding boxes, read "
+            "from the simulator): for the scripted expert only, never for a learned policy"
+        ),
+    )
+
     @property
     def needs_renderer(self) -> bool:
         return bool(self.cameras)
@@ -59,6 +71,9 @@ class Policy(ABC):
     @abstractmethod
     def act(self, obs: dict[str, Any]) -> Any:
         """Return a ``[B, 7]`` float array of actions for a batch of observations."""
+
+    def check_tasks(self, tasks: list[TaskInfo]) -> None:  # noqa: B027 - optional hook
+        """Called once before any rollout with the run's tasks; raise PolicyError for a task it cannot do."""
 
     def reset(self, episode_ids: list[str]) -> None:  # noqa: B027 - optional hook
         """Called when new episodes start, before their first :meth:`act`."""

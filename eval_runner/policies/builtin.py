@@ -130,3 +130,11 @@ def _demo(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
     if not 16 <= resolution <= 1024:
         raise PolicyError(f"policy spec {spec.raw!r}: resolution={resolution} must be between 16 and 1024 pixels")
     return DemoPolicy(weights, spec=spec.raw, cameras=cameras, resolution=resolution)
+
+
+@BUILTINS.register("expert")
+def _expert(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
+    from eval_runner.policies.expert import ExpertPolicy
+
+    options = take_options(spec, {"noise": float, "hesitate": float, "seed": int})
+    return ExpertPolicy(spec=spec.raw, **options)

@@ -1,0 +1,85 @@
+"""builtin:expert in the real simulator: it succeeds at noise 0, fails more with noise, and its episodes do not
+depend on the worker count. A small budget (about 3 min on 2 cores): LIBERO-Spatial, a few states."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from eval_runner.loop import evaluate
+from eval_runner.policies.base import Policy
+from eval_runner.policies.factory import load_policy
+from rlinf_bench.contracts import RunResult
+from rlinf_bench.errors import PolicyError
+from tests.sim.helpers import make_run, settings
+
+pytestmark = pytest.mark.sim
+
+
+def _run(tmp_path: Path, cache: Path, name: str, **fields: Any) -> RunResult:
+    run = make_run(max_steps=220, **fields)
+    return evaluate(run, out_path=tmp_path / f"{name}.json", settings=settings(cache))
+
+
+def test_given_no_noise_then_the_expert_places_the_bowl_on_the_plate(tmp_path: Path, libero_cache: Path) -> None:
+    result = _run(tmp_path, libero_cache, "clean", policy="builtin:expert", task_ids=[0, 2], trials=2, workers=2)
+    assert result.successes == 4, [(t.task_id, [e.success for e in t.episodes]) for t in result.tasks]
+    assert result.provenance.extra["policy"]["kind"].startswith("scripted expert")
+
+
+def test_given_more_noise_then_success_falls_monotonically_on_fixed_states(tmp_path: Path, libero_cache: Path) -> None:
+    rates = [
+        _run(tmp_path, libero_cache, f"n{n}", policy=f"builtin:expert?noise={n}", task_ids=[0], trials=2, workers=2)
+        for n in (0.0, 0.5, 1.5)
+    ]
+    successes = [r.successes for r in rates]
+    assert successes[0] >= successes[1] >= successes[2] and successes[0] > successes[2], successes
+
+
+class Recording(Policy):
+    """Wraps the expert and keeps every privileged state and action row, per episode."""
+
+    def __init__(self, inner: Policy) -> None:
+        self.inner = inner
+        self.obs_spec = inner.obs_spec
+        self.seen: dict[str, list[np.ndarray]] = defaultdict(list)
+
+    def act(self, obs: dict[str, Any]) -> Any:
+        actions = self.inner.act(obs)
+        for i, episode_id in enumerate(obs["episode_id"]):
+            self.seen[episode_id].append(np.concatenate([obs["privileged_state"][i], actions[i]]))
+        return actions
+
+    def reset(self, episode_ids: list[str]) -> None:
+        self.inner.reset(episode_ids)
+
+    def check_tasks(self, tasks: Any) -> None:
+        self.inner.check_tasks(tasks)
+
+
+def test_given_noise_when_run_with_one_or_two_workers_then_trajectories_are_identical(
+    tmp_path: Path, libero_cache: Path
+) -> None:
+    spec = "builtin:expert?noise=0.5&hesitate=0.2&seed=1"
+    recorded = []
+    for workers in (1, 2):
+        policy = Recording(load_policy(spec, None))
+        run = make_run(policy=spec, trials=2, max_steps=40, workers=workers)
+        evaluate(run, out_path=tmp_path / f"w{workers}.json", policy=policy, settings=settings(libero_cache))
+        recorded.append({k: np.stack(v) for k, v in policy.seen.items()})
+    one, two = recorded
+    assert sorted(one) == sorted(two) == ["t0-s0-a0", "t0-s1-a0"]
+    for episode_id in one:
+        assert np.array_equal(one[episode_id], two[episode_id]), episode_id
+
+
+def test_given_a_task_without_an_on_or_in_goal_then_refused_before_any_worker_starts(
+    tmp_path: Path, libero_cache: Path
+) -> None:
+    run = make_run(suite="libero_goal", policy="builtin:expert", task_ids=[0])  # open the middle drawer
+    with pytest.raises(PolicyError, match=r"\(open wooden_cabinet_1_middle_region\)"):
+        evaluate(run, out_path=tmp_path / "goal.json", settings=settings(libero_cache))
