@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.layout import result_root, run_result_uri
-from rlinf_bench.contracts.probes import ProbeName
+from rlinf_bench.contracts.probes import PROBE_REQUIRED_ARGS, ProbeName
 from rlinf_bench.contracts.versioned import Contract
 
 #: The brief's defaults for every eval matrix (EvalMatrix): the paper's "Reference Results" suites,
@@ -20,6 +20,9 @@ DEFAULT_SEEDS = (0, 1, 2)
 DEFAULT_BASELINES = ("libero/openvla-oft-rlinf", "previous", "best")
 #: Baseline names that are not tables but earlier checkpoints, read back from MLflow.
 REFERENCE_BASELINES = frozenset({"previous", "best"})
+#: The probes a matrix runs by default: those that start without arguments (gpu, nccl). storage and
+#: checkpoint_io need a --path, throughput a training run: they run only when listed with those.
+DEFAULT_PROBES = tuple(name for name in ProbeName if not PROBE_REQUIRED_ARGS[name])
 
 
 class Resources(BaseModel):
@@ -164,7 +167,7 @@ class EvalMatrix(BaseModel):
 
     Shared by :class:`EvalRequest` (one checkpoint's request) and the intake configuration, so both
     have the same fields and ONE set of defaults, the brief's: the four LIBERO suites of the paper,
-    3 runs with seeds 0, 1, 2, 50 trials per task, all five infrastructure probes, and the baselines
+    3 runs with seeds 0, 1, 2, 50 trials per task, the probes that need no arguments, and the baselines
     libero/openvla-oft-rlinf, previous and best. :meth:`digest` names a matrix in execution names.
     """
 
@@ -195,8 +198,9 @@ class EvalMatrix(BaseModel):
     probe_image: str = ""
     resources: Resources = Field(default_factory=Resources)
     probes: list[ProbeSpec] = Field(
-        default_factory=lambda: [ProbeSpec(name=p) for p in ProbeName],
-        description="Infrastructure probes to run next to the evaluations (a name alone is enough); default: all",
+        default_factory=lambda: [ProbeSpec(name=p) for p in DEFAULT_PROBES],
+        description="Infrastructure probes to run next to the evaluations (a name alone is enough for gpu and nccl; "
+        "storage and checkpoint_io need args [--path, DIR], throughput [--experiment, NAME]); default: gpu, nccl",
     )
     kubernetes: JobSettings = Field(default_factory=JobSettings, description="How the Jobs run on Kubernetes")
     workflow: WorkflowSettings = Field(
