@@ -9,6 +9,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.identifiers import check_path_segments, check_request_id
 from rlinf_bench.contracts.layout import result_root, run_result_uri
 from rlinf_bench.contracts.probes import PROBE_REQUIRED_ARGS, ProbeName
 from rlinf_bench.contracts.versioned import Contract
@@ -44,6 +45,11 @@ class SuiteSelection(BaseModel):
     name: str = Field(description="Suite id, e.g. libero_spatial")
     tasks: list[int] | None = Field(default=None, description="Task ids to run; None means all")
     max_steps: int | None = Field(default=None, ge=1, description="Override the suite's max steps")
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_a_path(cls, value: str) -> str:
+        return check_path_segments(value, allow_slash=True)  # robotwin/<task> is a folder under the result root
 
 
 class ProbeSpec(BaseModel):
@@ -141,6 +147,16 @@ class EvalRun(Contract):
     on_episode_error: Literal["fail-run", "fail-episode"] = Field(
         default="fail-run", description="A simulator exception fails the run, or only its episode (as OpenVLA-OFT)"
     )
+
+    @field_validator("request_id")
+    @classmethod
+    def _request_id_is_a_path_segment(cls, value: str) -> str:
+        return check_request_id(value)
+
+    @field_validator("suite")
+    @classmethod
+    def _suite_is_a_path(cls, value: str) -> str:
+        return check_path_segments(value, allow_slash=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -255,6 +271,11 @@ class EvalRequest(Contract, EvalMatrix):
     request_id: str = Field(default="", description="Derived from the checkpoint when empty")
     checkpoint: CheckpointRef
     attempt: int = Field(default=1, ge=1, description="Evaluation attempt of this checkpoint and matrix (re-runs)")
+
+    @field_validator("request_id")
+    @classmethod
+    def _request_id_is_a_path_segment(cls, value: str) -> str:
+        return check_request_id(value)  # a hand-written ../.. would write outside the results prefix
 
     @model_validator(mode="after")
     def _derive_request_id(self) -> Self:

@@ -30,6 +30,12 @@ class FakeSfn:
         pass
 
 
+@pytest.fixture(autouse=True)
+def no_callback_sent_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Other tests of the session send callbacks: this process-wide flag starts clear for each test here.
+    monkeypatch.setattr(task_callback, "_FINAL_SENT", type(task_callback._FINAL_SENT)())
+
+
 @pytest.fixture
 def sfn(monkeypatch: pytest.MonkeyPatch) -> FakeSfn:
     import boto3
@@ -37,7 +43,6 @@ def sfn(monkeypatch: pytest.MonkeyPatch) -> FakeSfn:
     fake = FakeSfn()
     monkeypatch.setattr(boto3, "client", lambda *a, **k: fake)
     monkeypatch.setenv("RLINF_BENCH_TASK_TOKEN", "tok")
-    monkeypatch.setattr(task_callback, "_FINAL_SENT", type(task_callback._FINAL_SENT)())
     return fake
 
 
