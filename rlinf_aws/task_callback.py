@@ -32,6 +32,14 @@ HEARTBEAT_ENV = "RLINF_BENCH_HEARTBEAT_S"
 MAX_ERROR = 256
 MAX_CAUSE = 32768
 MAX_HEARTBEAT_INTERVAL_S = 300.0
+# Whether any TaskCallback of this process sent its final call: the Job's outermost frame
+# (rlinf_aws.job_entry) then sends no second one.
+_FINAL_SENT = threading.Event()
+
+
+def final_callback_sent() -> bool:
+    """True once this process sent SendTaskSuccess or SendTaskFailure for its token."""
+    return _FINAL_SENT.is_set()
 
 
 class TaskCallback:
@@ -115,12 +123,14 @@ class TaskCallback:
         """SendTaskSuccess with ``payload``; raises when the state machine cannot be told."""
         self.sfn.send_task_success(taskToken=self._token, output=payload.model_dump_json())
         self.sent = "success"
+        _FINAL_SENT.set()
         log.info("reported success to the state machine (%s)", payload.result_uri)
 
     def fail(self, error: str, cause: str) -> None:
         """SendTaskFailure; ``error`` is a short name (e.g. RunFailed), ``cause`` says why and names the input."""
         self.sfn.send_task_failure(taskToken=self._token, error=error[:MAX_ERROR], cause=cause[:MAX_CAUSE])
         self.sent = "failure"
+        _FINAL_SENT.set()
         log.info("reported failure to the state machine: %s", error)
 
 

@@ -9,7 +9,7 @@ the fix, so one bad value fails the execution once, at Plan, instead of failing 
 from __future__ import annotations
 
 from rlinf_bench.baselines import get_baselines
-from rlinf_bench.contracts.probes import ProbeName
+from rlinf_bench.contracts.probes import ProbeName, missing_probe_args
 from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, EvalRun, ProbeSpec
 from rlinf_bench.errors import ConfigError, InvalidRequestError
 from rlinf_bench.robotwin import is_robotwin_suite
@@ -55,6 +55,13 @@ def check_probe(probe: ProbeSpec, *, where: str) -> None:
     for arg in probe.args:
         if arg.split("=", 1)[0] in JOB_SET_PROBE_ARGS:
             raise InvalidRequestError(f"{where}.args: {arg!r} is set by the probe Job itself; remove it")
+    missing = missing_probe_args(probe.name, probe.args)
+    if missing:
+        # Without them the probe exits on its argument parser before its first heartbeat.
+        raise InvalidRequestError(
+            f"{where}.args: probe {probe.name.value!r} cannot start without {'; '.join(missing)}: add it to the "
+            f"probe's args (probes: [{{name: {probe.name.value}, args: [OPTION, VALUE]}}]) or remove the probe"
+        )
 
 
 def _check_images(request: EvalRequest) -> None:

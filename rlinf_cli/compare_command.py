@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from typing import TYPE_CHECKING
 
 from rlinf_cli.help_format import ExampleFormatter
@@ -47,7 +48,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tolerance-previous", type=float, default=0.0, help="vs the previous checkpoint (default 0)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the one-sided tests (default 0.05)")
     p.add_argument("--json", action="store_true", help="print the CheckpointReport as JSON instead of tables")
-    p.add_argument("--strict", action="store_true", help="exit 1 when any verdict is below or incomplete")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 unless every suite has all its runs and every verdict is decisive and good (above or within): "
+        "below, incomplete, not_comparable, or no verdict at all exit 1, the reasons on stderr",
+    )
     p.add_argument(
         "--adaptive",
         action="store_true",
@@ -121,13 +127,37 @@ def _load_probes(paths: list[str]) -> list[ProbeResult]:
 
 
 def _finish(args: argparse.Namespace, report: CheckpointReport) -> int:
-    from rlinf_bench.contracts import VerdictValue
     from rlinf_bench.reporting.markdown import checkpoint_markdown
+    from rlinf_bench.reporting.text_safety import plain
 
     print(report.to_json() if args.json else checkpoint_markdown(report))
-    if args.strict and any(v.value in (VerdictValue.BELOW, VerdictValue.INCOMPLETE) for v in report.verdicts):
-        return 1
+    if args.strict:
+        reasons = strict_failures(report)
+        for reason in reasons:
+            print(plain(f"compare --strict: {reason}"), file=sys.stderr)
+        return 1 if reasons else 0
     return 0
+
+
+def strict_failures(report: CheckpointReport) -> list[str]:
+    """Why ``--strict`` fails: anything short of a decisive, good verdict (above or within) on complete data."""
+    from rlinf_bench.contracts import VerdictValue
+
+    reasons = [
+        f"{s.suite}: {s.runs_completed} of {s.runs_expected} run(s) complete"
+        for s in report.suites
+        if not s.complete or s.runs_completed < s.runs_expected
+    ]
+    if not report.complete and not reasons:
+        reasons.append("the report is incomplete")
+    if not report.verdicts:
+        reasons.append("no verdict: pass --baseline or --previous")
+    decisive_good = (VerdictValue.ABOVE, VerdictValue.WITHIN)
+    for v in report.verdicts:
+        if v.value not in decisive_good:
+            why = f" ({v.reason})" if v.reason else ""
+            reasons.append(f"{v.suite} vs {v.against}: {v.value.value}{why}")
+    return reasons
 
 
 def _publish(args: argparse.Namespace, cfg: VerdictConfig) -> CheckpointReport:

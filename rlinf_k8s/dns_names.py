@@ -37,11 +37,12 @@ MAX_LABEL_VALUE = 63
 MAX_SUBDOMAIN = 253
 HASH_LEN = 8
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+# Used with fullmatch only: `^...$` with match() accepts a trailing newline ("ns\n"), which Kubernetes refuses.
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 
 
 def _short_hash(text: str) -> str:
@@ -50,7 +51,7 @@ def _short_hash(text: str) -> str:
 
 def validate_dns1123_label(value: str, *, field: str) -> str:
     """Return ``value`` if it is a valid DNS-1123 label (namespace, Service, Job name); else raise."""
-    if len(value) > MAX_NAME or not _DNS1123_LABEL.match(value):
+    if len(value) > MAX_NAME or not _DNS1123_LABEL.fullmatch(value):
         raise JobSpecError(
             f"{field}={value!r} is not a valid Kubernetes name: use at most {MAX_NAME} lowercase letters, "
             "digits and '-', starting and ending with a letter or digit"
@@ -60,7 +61,7 @@ def validate_dns1123_label(value: str, *, field: str) -> str:
 
 def validate_dns1123_subdomain(value: str, *, field: str) -> str:
     """Return ``value`` if it is a valid DNS-1123 subdomain (service account, PVC, image pull secret)."""
-    if len(value) > MAX_SUBDOMAIN or not _DNS1123_SUBDOMAIN.match(value):
+    if len(value) > MAX_SUBDOMAIN or not _DNS1123_SUBDOMAIN.fullmatch(value):
         raise JobSpecError(
             f"{field}={value!r} is not a valid Kubernetes object name: use lowercase letters, digits, '-' and '.', "
             f"at most {MAX_SUBDOMAIN} characters, starting and ending with a letter or digit"
@@ -70,7 +71,7 @@ def validate_dns1123_subdomain(value: str, *, field: str) -> str:
 
 def validate_label_value(value: str, *, field: str) -> str:
     """Return ``value`` if Kubernetes accepts it as a label value; else raise."""
-    if len(value) > MAX_LABEL_VALUE or not _LABEL_VALUE.match(value):
+    if len(value) > MAX_LABEL_VALUE or not _LABEL_VALUE.fullmatch(value):
         raise JobSpecError(
             f"{field}={value!r} is not a valid Kubernetes label value: at most {MAX_LABEL_VALUE} characters of "
             "letters, digits, '-', '_' and '.', starting and ending with a letter or digit (or empty)"
@@ -83,9 +84,9 @@ def validate_label_key(key: str, *, field: str) -> str:
     prefix, slash, name = key.partition("/")
     if not slash:
         prefix, name = "", key
-    ok = bool(name) and len(name) <= MAX_NAME and bool(_LABEL_NAME.match(name))
+    ok = bool(name) and len(name) <= MAX_NAME and bool(_LABEL_NAME.fullmatch(name))
     if slash:
-        ok = ok and len(prefix) <= MAX_SUBDOMAIN and bool(_DNS1123_SUBDOMAIN.match(prefix))
+        ok = ok and len(prefix) <= MAX_SUBDOMAIN and bool(_DNS1123_SUBDOMAIN.fullmatch(prefix))
     if not ok:
         raise JobSpecError(
             f"{field} key {key!r} is not a valid Kubernetes label key: an optional DNS subdomain prefix and '/', "
@@ -104,7 +105,7 @@ def validate_labels(labels: Mapping[str, str], *, field: str) -> dict[str, str]:
 
 def validate_env_name(name: str, *, field: str) -> str:
     """Return ``name`` if Kubernetes accepts it as an environment variable name; else raise."""
-    if not _ENV_NAME.match(name):
+    if not _ENV_NAME.fullmatch(name):
         raise JobSpecError(
             f"{field} has an invalid environment variable name {name!r}: use letters, digits, '_', '-' and '.', "
             "not starting with a digit"

@@ -42,7 +42,8 @@ IMAGE_DIGEST_ENV = "IMAGE_DIGEST"
 # Values the downward API fills in; the local executor resolves the same field paths.
 FIELD_REF_ENV: dict[str, str] = {"POD_NAME": "metadata.name", "NODE_NAME": "spec.nodeName"}
 # Kubernetes resource quantities: a number with an optional binary/decimal suffix (e.g. 500m, 64Gi, 1e3).
-_QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?\d+)?$")
+# fullmatch only: `$` with match() accepts a trailing newline ("16Gi\n").
+_QUANTITY = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?\d+)?")
 
 
 def escape_var_refs(value: str) -> str:
@@ -51,7 +52,7 @@ def escape_var_refs(value: str) -> str:
 
 
 def _check_quantity(value: str, *, field: str) -> str:
-    if not isinstance(value, str) or not _QUANTITY.match(value):
+    if not isinstance(value, str) or not _QUANTITY.fullmatch(value):
         raise JobSpecError(
             f"{field}={value!r} is not a Kubernetes quantity; use e.g. '8', '500m' for CPU or '64Gi' for memory"
         )

@@ -163,7 +163,7 @@ def _run_watch(args: argparse.Namespace) -> int:
         )
     if args.json:
         emit_json(outcome.to_dict())
-    return 0 if all(e.status == "SUCCEEDED" for e in outcome.executions) else 1
+    return 0 if all(e.outcome == "SUCCEEDED" for e in outcome.executions) else 1
 
 
 def register_status(sub: argparse._SubParsersAction) -> None:

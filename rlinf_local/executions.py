@@ -39,6 +39,20 @@ class ExecutionSummary(BaseModel):
     mlflow_run_id: str | None = None
     failures: list[Failure] = Field(default_factory=list)
 
+    @property
+    def outcome(self) -> str:
+        """What came of it: the execution's status, but FAILED when it finished with a failed run, probe or
+        publish (Step Functions says SUCCEEDED then: the failed Map items were caught so the rest reports)."""
+        if self.status == "SUCCEEDED" and (self.runs_failed or self.failures):
+            return "FAILED"
+        return self.status
+
+    def describe(self) -> str:
+        """The state for a terminal line, without contradicting itself: 'FAILED (execution SUCCEEDED; ...)'."""
+        if self.outcome == self.status:
+            return self.status
+        return f"FAILED (the execution finished, {len(self.failures)} part(s) of it failed)"
+
     def public(self) -> dict[str, Any]:
         """The ``executions[]`` entry of ``--json``: name, status, checkpoint (and what else is known)."""
         return self.model_dump(mode="json")

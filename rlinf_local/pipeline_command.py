@@ -68,7 +68,8 @@ class PipelineOutcome:
 
     @property
     def ok(self) -> bool:
-        return bool(self.executions) and all(e.status == "SUCCEEDED" for e in self.executions)
+        """Every execution succeeded with no failed run, probe or publish (exit 0 only then)."""
+        return bool(self.executions) and all(e.outcome == "SUCCEEDED" for e in self.executions)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,7 +98,7 @@ def follow(emb: Embedded, name: str, arn: str, state: StateFile) -> ExecutionSum
     state.put(ExecutionSummary(name=name, status="RUNNING", checkpoint=request["checkpoint"], execution_arn=arn))
     emb.echo(f"execution {name} started: Jobs run under {emb.out / 'jobs'}")
     try:
-        status = emb.wait(arn)
+        emb.wait(arn)
     except KeyboardInterrupt:
         emb.interrupt(arn)
         emb.save_results()
@@ -118,7 +119,7 @@ def follow(emb: Embedded, name: str, arn: str, state: StateFile) -> ExecutionSum
             target.write_text(json.dumps(report, indent=2) + "\n")
     emb.email.drain()
     state.put(summary)
-    emb.echo(f"execution {name}: {status} {summary.verdict}")
+    emb.echo(f"execution {name}: {summary.describe()} {summary.verdict}")
     return summary
 
 

@@ -58,7 +58,7 @@ def print_adaptations(emb: Embedded) -> None:
 def print_outcome(outcome: PipelineOutcome) -> None:
     for e in outcome.executions:
         verdict = f": {e.verdict}" if e.verdict else ""
-        print(plain(f"{e.status:<10} {e.name} ({e.runs_done} run(s) done, {e.runs_failed} failed){verdict}"))
+        print(plain(f"{e.describe():<10} {e.name} ({e.runs_done} run(s) done, {e.runs_failed} failed){verdict}"))
     for f in outcome.failures:
         print(plain(f"  failed: {f.what}: {f.reason}"))  # a Job's cause: no escape sequence reaches the terminal
     print(f"report:   {outcome.report or '(none: no execution produced a report)'}")

@@ -47,7 +47,7 @@ def format_status(executions: list[ExecutionSummary]) -> str:
     lines = [f"{'execution':<48} {'state':<11} {'runs ok/failed':>14}  verdict"]
     for e in executions:
         runs = f"{e.runs_done}/{e.runs_failed}"
-        lines.append(f"{e.name:<48} {e.status:<11} {runs:>14}  {e.verdict or '-'}")
+        lines.append(f"{e.name:<48} {e.outcome:<11} {runs:>14}  {e.verdict or '-'}")
     for e in executions:
         for f in e.failures:
             lines.append(f"  {e.name}: {f.what}: {f.reason}")

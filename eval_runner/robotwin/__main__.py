@@ -6,7 +6,17 @@ forwards to the one CLI, with the suite defaulting to ``robotwin`` when neither 
 """
 
 import sys
+from collections.abc import Callable
 
-from eval_runner.cli import main
+from rlinf_aws.job_entry import run_job
 
-sys.exit(main(prog="python -m eval_runner.robotwin", default_suite="robotwin"))
+PROG = "python -m eval_runner.robotwin"
+
+
+def _load_main() -> Callable[[], int]:
+    from eval_runner.cli import main
+
+    return lambda: main(prog=PROG, default_suite="robotwin")
+
+
+sys.exit(run_job(_load_main, program=PROG))

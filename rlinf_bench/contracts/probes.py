@@ -20,6 +20,30 @@ class ProbeName(StrEnum):
     THROUGHPUT = "throughput"
 
 
+#: The arguments a probe cannot start without, as groups of alternatives (one of each group must be in its
+#: ``args``), with what to pass. Kept next to ProbeName so the Plan state refuses a probe that could not
+#: start before any Job runs; tests/unit/infra_probes checks it against the probes' own parsers.
+PROBE_REQUIRED_ARGS: dict[ProbeName, tuple[tuple[tuple[str, ...], str], ...]] = {
+    ProbeName.GPU: (),
+    ProbeName.NCCL: (),
+    ProbeName.STORAGE: ((("--path",), "the directory to measure, e.g. --path /fsx"),),
+    ProbeName.CHECKPOINT_IO: ((("--path",), "the checkpoint directory, e.g. --path /fsx/ckpt"),),
+    ProbeName.THROUGHPUT: (
+        (("--run-id", "--experiment"), "the training run, e.g. --experiment my-rlinf-run or --run-id RUN_ID"),
+    ),
+}
+
+
+def missing_probe_args(name: ProbeName, args: list[str]) -> list[str]:
+    """The required argument groups of probe ``name`` that ``args`` lacks, each as 'OPTION (what to pass)'."""
+    given = {arg.split("=", 1)[0] for arg in args}
+    return [
+        f"{' or '.join(options)} ({hint})"
+        for options, hint in PROBE_REQUIRED_ARGS[name]
+        if not given.intersection(options)
+    ]
+
+
 class ProbeVerdict(StrEnum):
     PASS = "pass"
     FAIL = "fail"

@@ -9,8 +9,9 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.identifiers import check_path_segments, check_request_id
 from rlinf_bench.contracts.layout import result_root, run_result_uri
-from rlinf_bench.contracts.probes import ProbeName
+from rlinf_bench.contracts.probes import PROBE_REQUIRED_ARGS, ProbeName
 from rlinf_bench.contracts.versioned import Contract
 
 #: The brief's defaults for every eval matrix (EvalMatrix): the paper's "Reference Results" suites,
@@ -20,6 +21,9 @@ DEFAULT_SEEDS = (0, 1, 2)
 DEFAULT_BASELINES = ("libero/openvla-oft-rlinf", "previous", "best")
 #: Baseline names that are not tables but earlier checkpoints, read back from MLflow.
 REFERENCE_BASELINES = frozenset({"previous", "best"})
+#: The probes a matrix runs by default: those that start without arguments (gpu, nccl). storage and
+#: checkpoint_io need a --path, throughput a training run: they run only when listed with those.
+DEFAULT_PROBES = tuple(name for name in ProbeName if not PROBE_REQUIRED_ARGS[name])
 
 
 class Resources(BaseModel):
@@ -41,6 +45,11 @@ class SuiteSelection(BaseModel):
     name: str = Field(description="Suite id, e.g. libero_spatial")
     tasks: list[int] | None = Field(default=None, description="Task ids to run; None means all")
     max_steps: int | None = Field(default=None, ge=1, description="Override the suite's max steps")
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_a_path(cls, value: str) -> str:
+        return check_path_segments(value, allow_slash=True)  # robotwin/<task> is a folder under the result root
 
 
 class ProbeSpec(BaseModel):
@@ -139,6 +148,16 @@ class EvalRun(Contract):
         default="fail-run", description="A simulator exception fails the run, or only its episode (as OpenVLA-OFT)"
     )
 
+    @field_validator("request_id")
+    @classmethod
+    def _request_id_is_a_path_segment(cls, value: str) -> str:
+        return check_request_id(value)
+
+    @field_validator("suite")
+    @classmethod
+    def _suite_is_a_path(cls, value: str) -> str:
+        return check_path_segments(value, allow_slash=True)
+
     @model_validator(mode="before")
     @classmethod
     def _old_trials_name(cls, data: Any) -> Any:
@@ -164,7 +183,7 @@ class EvalMatrix(BaseModel):
 
     Shared by :class:`EvalRequest` (one checkpoint's request) and the intake configuration, so both
     have the same fields and ONE set of defaults, the brief's: the four LIBERO suites of the paper,
-    3 runs with seeds 0, 1, 2, 50 trials per task, all five infrastructure probes, and the baselines
+    3 runs with seeds 0, 1, 2, 50 trials per task, the probes that need no arguments, and the baselines
     libero/openvla-oft-rlinf, previous and best. :meth:`digest` names a matrix in execution names.
     """
 
@@ -195,8 +214,9 @@ class EvalMatrix(BaseModel):
     probe_image: str = ""
     resources: Resources = Field(default_factory=Resources)
     probes: list[ProbeSpec] = Field(
-        default_factory=lambda: [ProbeSpec(name=p) for p in ProbeName],
-        description="Infrastructure probes to run next to the evaluations (a name alone is enough); default: all",
+        default_factory=lambda: [ProbeSpec(name=p) for p in DEFAULT_PROBES],
+        description="Infrastructure probes to run next to the evaluations (a name alone is enough for gpu and nccl; "
+        "storage and checkpoint_io need args [--path, DIR], throughput [--experiment, NAME]); default: gpu, nccl",
     )
     kubernetes: JobSettings = Field(default_factory=JobSettings, description="How the Jobs run on Kubernetes")
     workflow: WorkflowSettings = Field(
@@ -251,6 +271,11 @@ class EvalRequest(Contract, EvalMatrix):
     request_id: str = Field(default="", description="Derived from the checkpoint when empty")
     checkpoint: CheckpointRef
     attempt: int = Field(default=1, ge=1, description="Evaluation attempt of this checkpoint and matrix (re-runs)")
+
+    @field_validator("request_id")
+    @classmethod
+    def _request_id_is_a_path_segment(cls, value: str) -> str:
+        return check_request_id(value)  # a hand-written ../.. would write outside the results prefix
 
     @model_validator(mode="after")
     def _derive_request_id(self) -> Self:

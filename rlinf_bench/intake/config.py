@@ -17,14 +17,15 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from rlinf_bench.checkpoints.keys import DEFAULT_ROOT_PATTERN, compile_root_patterns
 from rlinf_bench.contracts.checkpoint import CheckpointRef
-from rlinf_bench.contracts.probes import ProbeName
+from rlinf_bench.contracts.request import DEFAULT_PROBES as REQUEST_DEFAULT_PROBES
 from rlinf_bench.contracts.request import EvalMatrix, EvalRequest
 from rlinf_bench.contracts.versioned import describe_validation_error
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
-from rlinf_bench.errors import ConfigError, StorageError
+from rlinf_bench.errors import ConfigError, InvalidRequestError, StorageError
+from rlinf_bench.request_checks import check_probe
 
-#: The intake runs every probe by default (EvalMatrix's default; kept here for readers of the intake).
-DEFAULT_PROBES = tuple(ProbeName)
+#: The intake runs the probes that start without arguments by default (EvalMatrix's default, gpu and nccl).
+DEFAULT_PROBES = REQUEST_DEFAULT_PROBES
 
 
 class IntakeConfig(EvalMatrix):
@@ -78,6 +79,11 @@ def parse_config_text(text: str, *, source: str) -> IntakeConfig:
         config.request_for(CheckpointRef(uri="s3://check/x", experiment="check", global_step=0))
     except ValidationError as exc:
         raise ConfigError(describe_validation_error("intake config", source, exc)) from exc
+    for i, probe in enumerate(config.probes):
+        try:
+            check_probe(probe, where=f"probes[{i}]")
+        except InvalidRequestError as exc:  # a probe that cannot start would fail every checkpoint's execution
+            raise ConfigError(f"intake config {source}: {exc}") from exc
     return config
 
 

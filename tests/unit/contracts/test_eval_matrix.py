@@ -18,7 +18,7 @@ def test_given_no_matrix_fields_then_request_and_intake_both_follow_the_brief() 
     assert from_intake == request
     assert [s.name for s in request.suites] == ["libero_spatial", "libero_object", "libero_goal", "libero_10"]
     assert (request.runs, request.trials_per_task, request.seeds) == (3, 50, [0, 1, 2])
-    assert [p.name for p in request.probes] == list(ProbeName)
+    assert [p.name for p in request.probes] == [ProbeName.GPU, ProbeName.NCCL]  # those that start without args
     assert request.baselines == ["libero/openvla-oft-rlinf", "previous", "best"]
 
 

@@ -11,12 +11,21 @@ from pydantic import ValidationError
 from infra_probes.probe_cli import PROBES, build_parser
 from rlinf_bench.baselines import KNOWN_PROBES, infra_target
 from rlinf_bench.contracts import EvalRequest, ProbeName, ProbeSpec
-from rlinf_bench.errors import ContractError
+from rlinf_bench.errors import ContractError, InvalidRequestError
 from rlinf_bench.intake.config import DEFAULT_PROBES, IntakeConfig
+from rlinf_bench.request_checks import check_probe
 from rlinf_k8s import jobs
 from tests.unit.k8s.conftest import make_request
 
 ALL = list(ProbeName)
+#: The arguments each probe needs to start (PROBE_REQUIRED_ARGS).
+STARTABLE_ARGS: dict[ProbeName, list[str]] = {
+    ProbeName.GPU: [],
+    ProbeName.NCCL: [],
+    ProbeName.STORAGE: ["--path", "/fsx"],
+    ProbeName.CHECKPOINT_IO: ["--path", "/fsx"],
+    ProbeName.THROUGHPUT: ["--experiment", "exp"],
+}
 
 
 def _subcommands() -> set[str]:
@@ -34,8 +43,17 @@ def test_every_probe_name_has_an_infra_probes_command_and_module() -> None:
 
 
 @pytest.mark.parametrize("name", ALL)
-def test_every_probe_name_gets_a_job_that_runs_its_command(name: ProbeName) -> None:
+def test_a_probe_job_without_the_probes_required_arguments_is_not_built(name: ProbeName) -> None:
+    if not STARTABLE_ARGS[name]:
+        pytest.skip(f"{name} starts without arguments")
     request = make_request(probes=[ProbeSpec(name=name)])
+    with pytest.raises(InvalidRequestError, match=STARTABLE_ARGS[name][0]):
+        jobs.probe_job(request, request.probes[0])
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_probe_name_gets_a_job_that_runs_its_command(name: ProbeName) -> None:
+    request = make_request(probes=[ProbeSpec(name=name, args=STARTABLE_ARGS[name])])
 
     bundle = jobs.probe_job(request, request.probes[0])
 
@@ -56,9 +74,11 @@ def test_every_probe_name_is_known_to_the_infra_targets_and_every_target_names_a
     assert with_targets == set(ProbeName) - {ProbeName.THROUGHPUT}
 
 
-def test_the_intake_runs_every_probe_by_default() -> None:
-    assert tuple(ProbeName) == DEFAULT_PROBES
-    assert [p.name for p in IntakeConfig().probes] == ALL
+def test_the_intake_runs_by_default_only_the_probes_that_start_without_arguments() -> None:
+    assert DEFAULT_PROBES == (ProbeName.GPU, ProbeName.NCCL)
+    assert [p.name for p in IntakeConfig().probes] == [ProbeName.GPU, ProbeName.NCCL]
+    for probe in IntakeConfig().probes:
+        check_probe(probe, where="probes")  # the built-in default passes the Plan's checks
 
 
 def test_given_an_unknown_probe_name_then_the_error_lists_the_allowed_ones() -> None:
@@ -74,3 +94,17 @@ def test_given_a_request_with_an_unknown_probe_then_the_contract_error_names_the
         ContractError, match=r"request\.json(.|\n)*probes\.0\.name(.|\n)*'checkpoint_io' or 'throughput'"
     ):
         EvalRequest.from_dict(data, source="request.json")
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_plans_table_of_required_probe_arguments_matches_each_probes_parser(name: ProbeName) -> None:
+    from rlinf_bench.contracts.probes import PROBE_REQUIRED_ARGS
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if a.dest == "probe"]
+    probe_parser = (sub.choices or {})[name]
+    options = {opt for action in probe_parser._actions for opt in action.option_strings}
+    required = {action.option_strings[0] for action in probe_parser._actions if action.required}
+    listed = {opt for group, _ in PROBE_REQUIRED_ARGS[name] for opt in group}
+    assert listed <= options  # every option the Plan asks for exists
+    assert required <= listed  # every option the parser requires is checked at Plan

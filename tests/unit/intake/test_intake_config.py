@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.probes import ProbeName
 from rlinf_bench.errors import ConfigError
 from rlinf_bench.intake.config import IntakeConfig, load_intake_config, parse_config_text
 
@@ -18,7 +19,8 @@ def test_given_no_source_then_the_request_follows_the_brief() -> None:
 
     assert [s.name for s in request.suites] == ["libero_spatial", "libero_object", "libero_goal", "libero_10"]
     assert (request.runs, request.trials_per_task, request.seeds) == (3, 50, [0, 1, 2])
-    assert [p.name for p in request.probes] == ["gpu", "nccl", "storage", "checkpoint_io", "throughput"]
+    # Only the probes that start without arguments: storage, checkpoint_io and throughput need theirs.
+    assert [p.name for p in request.probes] == ["gpu", "nccl"]
     assert request.baselines == ["libero/openvla-oft-rlinf", "previous", "best"]
     assert request.request_id.startswith("e-s9-")
 
@@ -66,9 +68,13 @@ def test_given_a_missing_file_or_no_client_then_the_error_says_how_to_fix_it(tmp
         load_intake_config("ssm:/x")
 
 
-def test_given_the_example_config_then_it_loads_and_matches_the_defaults() -> None:
+def test_given_the_example_config_then_it_loads_and_matches_the_defaults_but_for_the_probes_args() -> None:
     example = Path(__file__).resolve().parents[3] / "examples" / "intake-config.yaml"
-    assert load_intake_config(str(example)).request_for(REF) == IntakeConfig().request_for(REF)
+    loaded = load_intake_config(str(example)).request_for(REF)
+    default = IntakeConfig().request_for(REF)
+    # The example lists every probe, each with the arguments it needs to start; the rest are the defaults.
+    assert {p.name for p in loaded.probes} == set(ProbeName)
+    assert loaded.model_dump(exclude={"probes", "request_id"}) == default.model_dump(exclude={"probes", "request_id"})
 
 
 def test_given_kubernetes_settings_in_the_config_then_every_started_request_carries_them() -> None:
@@ -88,3 +94,19 @@ def test_every_field_that_says_what_to_run_is_configurable_in_the_intake() -> No
     from rlinf_bench.contracts.request import EVAL_MATRIX_FIELDS
 
     assert set(IntakeConfig.model_fields) >= EVAL_MATRIX_FIELDS
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("probes: [gpu, storage]", ["probes[1]", "storage", "--path"]),
+        ("probes: [{name: throughput, args: [--tracking-uri, http://mlflow]}]", ["throughput", "--experiment"]),
+    ],
+)
+def test_a_config_with_a_probe_that_cannot_start_is_refused_at_load_naming_the_probe(
+    text: str, names: list[str]
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config_text(text, source="intake.yaml")
+    for name in ["intake.yaml", *names]:
+        assert name in str(info.value)

@@ -60,6 +60,18 @@ def test_a_request_fans_out_into_suite_by_run_items_and_one_item_per_probe() -> 
         ({"baselines": ["libero/no-such-paper"]}, UnknownBaselineError, ["libero/no-such-paper"]),
         ({"probes": [ProbeSpec(name="gpu"), ProbeSpec(name="gpu")]}, ConfigError, ["probes", "gpu"]),
         ({"workflow": WorkflowSettings(heartbeat_s=10**6)}, ConfigError, ["workflow.heartbeat_s"]),
+        # A probe that would exit on its argument parser before its first heartbeat.
+        (
+            {"probes": [ProbeSpec(name="gpu"), ProbeSpec(name="storage")]},
+            ConfigError,
+            ["probes[1]", "storage", "--path"],
+        ),
+        (
+            {"probes": [ProbeSpec(name="checkpoint_io", args=["--params", "4e6"])]},
+            ConfigError,
+            ["checkpoint_io", "--path"],
+        ),
+        ({"probes": [ProbeSpec(name="throughput")]}, ConfigError, ["throughput", "--run-id or --experiment"]),
     ],
 )
 def test_a_bad_request_fails_in_plan_naming_the_field(change: dict, error: type[Exception], names: list[str]) -> None:
@@ -104,3 +116,21 @@ def test_old_trials_field_of_an_eval_run_still_reads() -> None:
     old = run.model_dump(mode="json")
     old["trials"] = old.pop("trials_per_task") - 7
     assert EvalRun.model_validate(old).trials_per_task == 43
+
+
+@pytest.mark.parametrize(
+    "probe",
+    [
+        ProbeSpec(name="storage", args=["--path", "/fsx"]),
+        ProbeSpec(name="storage", args=["--path=/fsx", "--size", "4G"]),
+        ProbeSpec(name="throughput", args=["--experiment", "exp"]),
+    ],
+)
+def test_a_probe_given_its_required_arguments_is_planned(probe: ProbeSpec) -> None:
+    out = plan(PlanInput(request=request(probes=[probe])), SETTINGS)
+    assert [i.probe.name for i in out.probe_items if i.probe] == [probe.name]
+
+
+def test_the_built_in_default_request_passes_plan() -> None:
+    out = plan(PlanInput(request=EvalRequest(checkpoint=CKPT)), SETTINGS)
+    assert [i.probe.name for i in out.probe_items if i.probe] == ["gpu", "nccl"]

@@ -152,3 +152,33 @@ def test_given_a_tolerance_in_points_then_the_error_says_it_is_a_fraction(
 def test_given_a_missing_file_then_the_error_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", str(tmp_path / "nope.json")]) == 2
     assert "nope.json does not exist" in capsys.readouterr().err
+
+
+def test_given_one_of_three_runs_and_strict_then_exit_1_naming_the_missing_runs(
+    results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main(["compare", results["current"][0], "--baseline", "libero/openvla-oft-rlinf", "--strict"])
+    assert rc == 1
+    assert "libero_spatial: 1 of 3 run(s) complete" in capsys.readouterr().err
+
+
+def test_given_a_not_comparable_verdict_or_no_verdict_and_strict_then_exit_1(
+    results: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rlinf_bench.contracts import VerdictValue
+    from rlinf_cli.compare_command import strict_failures
+
+    assert main(["compare", *results["current"], "--json"]) == 0
+    report = CheckpointReport.from_json(capsys.readouterr().out)
+    assert strict_failures(report) == ["no verdict: pass --baseline or --previous"]
+    assert main(["compare", *results["current"], "--strict"]) == 1
+    assert "no verdict" in capsys.readouterr().err
+
+    assert main(["compare", *results["current"], "--baseline", "libero/one-traj-sft", "--json"]) == 0
+    report = CheckpointReport.from_json(capsys.readouterr().out)
+    assert strict_failures(report) == []  # decisive on complete data: --strict exits 0
+    verdict = report.verdicts[0]
+    report.suites[0].verdicts[0] = verdict.model_copy(
+        update={"value": VerdictValue.NOT_COMPARABLE, "reason": "max_steps differ"}
+    )
+    assert strict_failures(report) == ["libero_spatial vs libero/one-traj-sft: not_comparable (max_steps differ)"]
