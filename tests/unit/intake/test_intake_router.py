@@ -66,7 +66,8 @@ def classic(*keys: str) -> str:
     return json.dumps(
         {
             "Records": [
-                {"eventName": "ObjectCreated:Put", "s3": {"bucket": {"name": "b"}, "object": {"key": k}}} for k in keys
+                {"eventName": "ObjectCreated:Put", "s3": {"bucket": {"name": "bkt"}, "object": {"key": k}}}
+                for k in keys
             ]
         }
     )
@@ -80,7 +81,7 @@ def test_given_shard_events_then_they_are_filtered_without_listing_the_bucket() 
 
 def test_given_a_complete_checkpoint_then_one_start_and_duplicates_say_so() -> None:
     router, bucket, executions, _ = make(T0 + timedelta(seconds=61))
-    bucket.put_checkpoint(f"s3://b/{ROOT}", fsdp_objects(4))
+    bucket.put_checkpoint(f"s3://bkt/{ROOT}", fsdp_objects(4))
     body = classic(f"{ROOT}/actor/model_state_dict/full_weights.pt")
 
     outcomes = [router.route(body)[0].outcome for _ in range(3)]
@@ -88,12 +89,12 @@ def test_given_a_complete_checkpoint_then_one_start_and_duplicates_say_so() -> N
     assert outcomes == [Outcome.STARTED, Outcome.DUPLICATE, Outcome.DUPLICATE]
     assert bucket.listings == 1  # duplicates in the same container cost no listing
     [request] = executions.started.values()
-    assert request.checkpoint.uri == f"s3://b/{ROOT}" and request.checkpoint.global_step == 10
+    assert request.checkpoint.uri == f"s3://bkt/{ROOT}" and request.checkpoint.global_step == 10
 
 
 def test_given_one_bad_key_among_records_then_it_is_dead_lettered_and_the_others_still_route() -> None:
     router, bucket, _, dlq = make(T0 + timedelta(seconds=61))
-    bucket.put_checkpoint(f"s3://b/{ROOT}", fsdp_objects(4))
+    bucket.put_checkpoint(f"s3://bkt/{ROOT}", fsdp_objects(4))
     body = classic("runs/../etc/passwd", f"{ROOT}/actor/model_state_dict/full_weights.pt")
 
     results = router.route(body)
@@ -107,7 +108,7 @@ def test_given_one_bad_key_among_records_then_it_is_dead_lettered_and_the_others
 def test_given_an_incomplete_checkpoint_then_it_is_deferred_until_max_age_then_dead_lettered() -> None:
     first_seen = T0
     young, bucket, _, dlq = make(T0 + timedelta(hours=1), max_age_s=7200)
-    bucket.put_checkpoint(f"s3://b/{ROOT}", fsdp_objects(4)[:-2])  # no weights, no metadata
+    bucket.put_checkpoint(f"s3://bkt/{ROOT}", fsdp_objects(4)[:-2])  # no weights, no metadata
     body = classic(f"{ROOT}/actor/model_state_dict/full_weights.pt")
 
     [deferred] = young.route(body, first_seen=first_seen)
