@@ -149,7 +149,7 @@ def test_given_the_jobs_role_then_it_may_only_call_back_write_results_and_read_c
         "s3:ListBucket",
     }
     for _, st in role_statements({"JobsRole": resources["JobsRole"]}):
-        if "s3:PutObject" in _as_list(st["Action"]):
+        if "s3:PutObject" in _as_list(st["Action"]) and st["Effect"] == "Allow":
             assert st["Resource"] == {"Fn::Sub": "${CheckpointBucket.Arn}/results/*"}
     trust = resources["JobsRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
     assert [s["Principal"] for s in trust] == [{"Service": "pods.eks.amazonaws.com"}]
