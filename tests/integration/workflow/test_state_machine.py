@@ -42,13 +42,17 @@ def ckpt(step: int) -> CheckpointRef:
     return CheckpointRef(uri=f"s3://{BUCKET}/exp/checkpoints/global_step_{step}", experiment="exp", global_step=step)
 
 
+#: the probes' required arguments (Plan refuses a probe that cannot start)
+PROBE_ARGS = {"storage": ["--path", "/fsx"]}
+
+
 def request_for(step: int, *, heartbeat_s: int = 1800, probes: tuple[str, ...] = ("gpu", "storage")) -> EvalRequest:
     return EvalRequest(
         checkpoint=ckpt(step),
         suites=[SuiteSelection(name="libero_spatial", tasks=[0, 1]), SuiteSelection(name="libero_goal", tasks=[0, 1])],
         runs=3,
         trials_per_task=4,
-        probes=[ProbeSpec(name=p) for p in probes],
+        probes=[ProbeSpec(name=p, args=PROBE_ARGS.get(p, [])) for p in probes],
         baselines=["libero/openvla-oft-rlinf", "previous", "best"],
         workflow=WorkflowSettings(heartbeat_s=heartbeat_s),
     )
