@@ -57,7 +57,7 @@ BAD: dict[str, tuple[str, str]] = {
         "is not a number",
     ),
     "missing key": (
-        json.dumps({"source": "aws.s3", "detail-type": "Object Created", "detail": {"bucket": {"name": "b"}}}),
+        json.dumps({"source": "aws.s3", "detail-type": "Object Created", "detail": {"bucket": {"name": "bkt"}}}),
         "detail.object.key",
     ),
 }
