@@ -20,10 +20,20 @@ from typing import Any, Protocol
 from rlinf_bench.checkpoints.keys import is_temp_name, split_uri
 from rlinf_bench.checkpoints.layouts import LAYOUTS, layout_of_names
 from rlinf_bench.contracts.checkpoint import CheckpointLayout
-from rlinf_bench.errors import CheckpointError
+from rlinf_bench.errors import CheckpointError, InvalidEventError
 
 Clock = Callable[[], datetime]
 _SHARD = re.compile(r"__(\d+)_0\.distcp")
+#: S3 answers that no retry can change: the event named a bucket that is not there or cannot be one.
+#: Throttling (SlowDown), timeouts and 5xx are left to propagate, so the message is retried.
+PERMANENT_S3_ERRORS = frozenset({"NoSuchBucket", "InvalidBucketName"})
+
+
+def s3_error_code(exc: BaseException) -> str:
+    """The S3 error code of a botocore ClientError (read by duck typing: the core imports no botocore)."""
+    response = getattr(exc, "response", None)
+    error = response.get("Error") if isinstance(response, dict) else None
+    return str(error.get("Code", "")) if isinstance(error, dict) else ""
 
 
 def utc_now() -> datetime:
@@ -57,9 +67,19 @@ class S3Lister:
             raise CheckpointError(f"{root_uri!r} is not an s3:// URI; use LocalLister for local paths")
         start = prefix + "/"
         out: list[StoredObject] = []
-        for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=start):
-            for obj in page.get("Contents", []):
-                out.append(StoredObject(obj["Key"][len(start) :], int(obj["Size"]), obj["LastModified"]))
+        try:
+            for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=start):
+                for obj in page.get("Contents", []):
+                    out.append(StoredObject(obj["Key"][len(start) :], int(obj["Size"]), obj["LastModified"]))
+        except Exception as exc:
+            code = s3_error_code(exc)
+            # botocore refuses some names itself, before any request (ParamValidationError).
+            if code in PERMANENT_S3_ERRORS or type(exc).__name__ == "ParamValidationError":
+                raise InvalidEventError(
+                    f"cannot list {root_uri}: {code or type(exc).__name__} ({str(exc)[:300]}); "
+                    "the event names a bucket this intake cannot read"
+                ) from exc
+            raise
         return out
 
 

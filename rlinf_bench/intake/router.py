@@ -1,18 +1,25 @@
 """The checkpoint router's core: one queue message in, one decision per object event out.
 
 Decisions, cheapest first:
-- dead-lettered: malformed JSON, a wrong event type, an unsafe key, an unparseable step; sent to the
-  DLQ with the reason, so the batch carries on and nothing is lost;
+- dead-lettered: malformed JSON, a wrong event type, an unsafe key, an unparseable step, a bucket that
+  does not exist; sent to the DLQ with the reason at first sight (they fail the same way on every
+  delivery), so the batch carries on and nothing is lost. Each record is dead-lettered once however
+  often its message is received: the letter is keyed by message id and record (``letter_id``);
 - ignored / filtered: directory markers, temp files, keys outside the roots, and files that are not
   a layout's last file (those cannot complete a checkpoint, so they cost no listing);
 - deferred: the last file is there but the checkpoint is not complete yet; the caller makes the
   message visible again later (a batch item failure), until ``max_age_s``, then it is dead-lettered;
 - started / duplicate: the checkpoint is complete; the injected ``start_once`` starts its execution
   exactly once (idempotency layer + deterministic execution name).
+
+Any other exception while listing or starting (throttling, timeouts, 5xx) is transient: it propagates,
+so the message comes back after its visibility timeout, until ``max_age_s`` after the message was first
+seen; then the record is dead-lettered with the last error as its reason.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -22,17 +29,23 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from rlinf_bench.checkpoints.completeness import Clock, ObjectLister, check_completeness, utc_now
-from rlinf_bench.checkpoints.keys import KeyIgnored, parse_key
+from rlinf_bench.checkpoints.keys import KeyIgnored, KeyMatch, parse_key
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.errors import InvalidEventError
 from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.events import ObjectCreated, parse_body
+from rlinf_bench.reporting.message_limits import cut_bytes, utf8_len
 
 log = logging.getLogger("rlinf_bench.intake")
 
 #: Checkpoints this router instance (one Lambda container) has seen started, newest last.
 STARTED_MEMORY = 1024
+#: Dead letters this router instance has sent (their letter ids), newest last.
+LETTER_MEMORY = 4096
+#: SQS's limit on one message, body and attributes together (bytes).
+SQS_MESSAGE_MAX_BYTES = 256 * 1024
+DLQ_REASON_MAX_CHARS = 4000
 
 #: Starts the execution for a complete checkpoint at most once; returns StartResult.to_dict()
 #: (plus ``"replayed": True`` when an idempotency layer answered from its store).
@@ -62,24 +75,59 @@ class RecordResult:
 
 
 class DeadLetterSink(Protocol):
-    """Where unusable messages go, with the reason (the DLQ in production)."""
+    """Where unusable messages go, with the reason (the DLQ in production).
 
-    def send(self, body: str, reason: str) -> None: ...
+    ``letter_id`` names the record (message id and record index): the same id is one letter, so a sink
+    shared by several containers can drop repeats (the Lambda wraps the SQS sink in idempotency on it).
+    """
+
+    def send(self, body: str, reason: str, *, letter_id: str) -> None: ...
+
+
+def _attribute(value: str) -> dict[str, str]:
+    return {"DataType": "String", "StringValue": value or "unknown"}
 
 
 class SqsDeadLetters:
-    """Sends dead letters to an SQS queue; the reason travels as the ``reason`` message attribute."""
+    """Sends dead letters to an SQS queue; the reason and the letter id travel as message attributes."""
 
     def __init__(self, sqs: Any, queue_url: str) -> None:
         self._sqs = sqs
         self.queue_url = queue_url
 
-    def send(self, body: str, reason: str) -> None:
-        self._sqs.send_message(
-            QueueUrl=self.queue_url,
-            MessageBody=body or "<empty message body>",
-            MessageAttributes={"reason": {"DataType": "String", "StringValue": reason[:4000] or "unknown"}},
+    def send(self, body: str, reason: str, *, letter_id: str) -> None:
+        attributes = {"reason": _attribute(reason[:DLQ_REASON_MAX_CHARS]), "letter_id": _attribute(letter_id[:256])}
+        # A body near SQS's limit plus the attributes would be refused, and the refusal retried forever:
+        # cut the copy to fit and say so (the whole body was the intake queue's message, logged with its id).
+        budget = (
+            SQS_MESSAGE_MAX_BYTES
+            - sum(utf8_len(k) + utf8_len(v["DataType"] + v["StringValue"]) for k, v in attributes.items())
+            - 512
         )
+        text = body or "<empty message body>"
+        if utf8_len(text) > budget:
+            attributes["body_cut"] = _attribute(f"original body {utf8_len(text)} bytes, cut to fit SQS's 256 KiB")
+            text = cut_bytes(text, budget)
+        self._sqs.send_message(QueueUrl=self.queue_url, MessageBody=text, MessageAttributes=attributes)
+
+
+@dataclass(frozen=True)
+class _Letter:
+    """A message body and the identity of the record a dead letter would be for."""
+
+    body: str
+    message_id: str
+    part: str = "body"
+
+    @property
+    def letter_id(self) -> str:
+        return f"{self.message_id}#{self.part}"
+
+    def whole(self) -> _Letter:
+        return self
+
+    def record(self, index: int) -> _Letter:
+        return _Letter(self.body, self.message_id, f"record-{index}")
 
 
 class Router:
@@ -102,22 +150,29 @@ class Router:
         self._clock = clock
         self._observer = observer
         self._started: OrderedDict[str, tuple[CheckpointRef, str]] = OrderedDict()
+        self._lettered: OrderedDict[str, None] = OrderedDict()
 
-    def route(self, body: str, *, first_seen: datetime | None = None) -> list[RecordResult]:
-        """Decide on every object event in one message body. Never raises for bad input."""
+    def route(self, body: str, *, first_seen: datetime | None = None, message_id: str = "") -> list[RecordResult]:
+        """Decide on every object event in one message body. Never raises for bad input.
+
+        ``message_id`` (SQS's, stable across redeliveries) keys the dead letters, so a message received
+        many times is dead-lettered once; without one the body's digest stands in for it. Transient
+        failures raise (the message is retried) until ``max_age_s`` after ``first_seen``.
+        """
+        letter = _Letter(body, message_id or "sha256:" + hashlib.sha256(body.encode("utf-8", "replace")).hexdigest())
         try:
             events = parse_body(body)
         except InvalidEventError as exc:
-            return [self._dead(body, str(exc))]
+            return [self._dead(letter.whole(), str(exc))]
         if not events:
             return [self._emit(RecordResult(Outcome.IGNORED, "S3 test event"))]
-        return [self._route_event(body, event, first_seen) for event in events]
+        return [self._route_event(letter.record(i), event, first_seen) for i, event in enumerate(events)]
 
-    def _route_event(self, body: str, event: ObjectCreated, first_seen: datetime | None) -> RecordResult:
+    def _route_event(self, letter: _Letter, event: ObjectCreated, first_seen: datetime | None) -> RecordResult:
         try:
             match = parse_key(event.key, bucket=event.bucket, patterns=self.config.patterns)
         except InvalidEventError as exc:
-            return self._dead(body, str(exc), key=event.key)
+            return self._dead(letter, str(exc), key=event.key)
         if isinstance(match, KeyIgnored):
             return self._emit(RecordResult(Outcome.IGNORED, match.reason, key=event.key))
         if not match.is_trigger:
@@ -126,6 +181,27 @@ class Router:
             # A duplicate delivery in this container: skip the listing (the idempotency store would agree).
             ref, name = self._started[match.root_uri]
             return self._emit(RecordResult(Outcome.DUPLICATE, "execution already started", event.key, ref, name))
+        age = self._age(first_seen or event.time)
+        try:
+            return self._decide(letter, event, match, age)
+        except InvalidEventError as exc:  # e.g. the bucket does not exist: the same answer on every delivery
+            return self._dead(letter, str(exc), key=event.key, checkpoint=match.checkpoint_ref())
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {str(exc)[:500]}"
+            if age <= self.config.max_age_s:
+                log.warning("transient failure, the message will be retried: %s", error, extra={"key": event.key})
+                raise
+            reason = (
+                f"checkpoint {match.root_uri} kept failing {age:.0f}s after its event "
+                f"(max_age_s={self.config.max_age_s:.0f}): {error}"
+            )
+            return self._dead(letter, reason, key=event.key, checkpoint=match.checkpoint_ref())
+
+    def _age(self, since: datetime | None) -> float:
+        return (self._clock() - since).total_seconds() if since else 0.0
+
+    def _decide(self, letter: _Letter, event: ObjectCreated, match: KeyMatch, age: float) -> RecordResult:
+        """List the checkpoint, then start it, defer it, or dead-letter it past ``max_age_s``."""
         verdict = check_completeness(
             match.root_uri,
             self._lister,
@@ -135,14 +211,12 @@ class Router:
         )
         ref = match.checkpoint_ref(verdict.layout)
         if not verdict.complete:
-            since = first_seen or event.time
-            age = (self._clock() - since).total_seconds() if since else 0.0
             if age > self.config.max_age_s:
                 reason = (
                     f"checkpoint {ref.uri} still incomplete {age:.0f}s after its event "
                     f"(max_age_s={self.config.max_age_s:.0f}): {verdict.reason}"
                 )
-                return self._dead(body, reason, key=event.key, checkpoint=ref)
+                return self._dead(letter, reason, key=event.key, checkpoint=ref)
             return self._emit(
                 RecordResult(
                     Outcome.DEFERRED,
@@ -165,8 +239,15 @@ class Router:
         if len(self._started) > STARTED_MEMORY:
             self._started.popitem(last=False)
 
-    def _dead(self, body: str, reason: str, *, key: str = "", checkpoint: CheckpointRef | None = None) -> RecordResult:
-        self._dead_letters.send(body, reason)
+    def _dead(
+        self, letter: _Letter, reason: str, *, key: str = "", checkpoint: CheckpointRef | None = None
+    ) -> RecordResult:
+        # A redelivered message (one of its records deferred) decides its bad records again: send once.
+        if letter.letter_id not in self._lettered:
+            self._dead_letters.send(letter.body, reason, letter_id=letter.letter_id)
+            self._lettered[letter.letter_id] = None
+            if len(self._lettered) > LETTER_MEMORY:
+                self._lettered.popitem(last=False)
         return self._emit(RecordResult(Outcome.DEAD_LETTERED, reason, key=key, checkpoint=checkpoint))
 
     def _emit(self, result: RecordResult) -> RecordResult:

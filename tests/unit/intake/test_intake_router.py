@@ -46,7 +46,7 @@ class Dlq:
     def __init__(self) -> None:
         self.letters: list[tuple[str, str]] = []
 
-    def send(self, body: str, reason: str) -> None:
+    def send(self, body: str, reason: str, *, letter_id: str) -> None:
         self.letters.append((body, reason))
 
 
