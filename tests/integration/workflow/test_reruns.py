@@ -15,7 +15,8 @@ from tests.integration.workflow.test_state_machine import request_for, results_f
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("aws_env")]
 
 
-def wait(arn: str, timeout_s: float = 120.0) -> str:
+def wait(arn: str, timeout_s: float = 600.0) -> str:
+    # Generous: under a loaded CI machine an execution of moto's engine can take minutes; the test is not about time.
     sfn = boto3.client("stepfunctions", region_name=REGION)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
