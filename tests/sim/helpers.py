@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+
+from eval_runner.policies.base import Policy
 from eval_runner.settings import EvalSettings
 from rlinf_bench.contracts import CheckpointRef, EvalRun
+from rlinf_bench.suites import TaskInfo
 
 NO_CHECKPOINT = CheckpointRef(uri="", experiment="none", global_step=0)
 REPO = Path(__file__).resolve().parents[2]
@@ -31,3 +37,21 @@ def make_run(**overrides: object) -> EvalRun:
 
 def settings(cache: Path, **overrides: object) -> EvalSettings:
     return EvalSettings.model_validate({"cache_dir": cache, "progress": False, **overrides})
+
+
+class RecordingPolicy(Policy):
+    """Wraps a policy and keeps, per episode, one row per step in ``seen``; subclasses say what a row is in act()."""
+
+    def __init__(self, inner: Policy) -> None:
+        self.inner = inner
+        self.obs_spec = inner.obs_spec
+        self.seen: dict[str, list[np.ndarray]] = defaultdict(list)
+
+    def act(self, obs: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def reset(self, episode_ids: list[str]) -> None:
+        self.inner.reset(episode_ids)
+
+    def check_tasks(self, tasks: list[TaskInfo]) -> None:
+        self.inner.check_tasks(tasks)

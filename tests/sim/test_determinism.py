@@ -8,7 +8,6 @@ initial state, settling and stepping.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +16,15 @@ import pytest
 
 from eval_runner.demo_checkpoint import write_demo_checkpoint
 from eval_runner.loop import evaluate
-from eval_runner.policies.base import Policy
 from eval_runner.policies.factory import load_policy
 from rlinf_bench.contracts import RunResult
-from tests.sim.helpers import make_run, settings
+from tests.sim.helpers import RecordingPolicy, make_run, settings
 
 pytestmark = pytest.mark.sim
 
 
-class Recording(Policy):
-    """Wraps a policy, calls it row by row, and keeps every observation row it was given, per episode."""
-
-    def __init__(self, inner: Policy) -> None:
-        self.inner = inner
-        self.obs_spec = inner.obs_spec
-        self.seen: dict[str, list[np.ndarray]] = defaultdict(list)
+class Recording(RecordingPolicy):
+    """Calls the policy row by row and keeps every proprio row it was given, per episode."""
 
     def act(self, obs: dict[str, Any]) -> Any:
         rows = []
@@ -40,9 +33,6 @@ class Recording(Policy):
             row = {k: v[i : i + 1] for k, v in obs.items()}  # arrays and lists slice alike
             rows.append(self.inner.act(row)[0])
         return np.stack(rows)
-
-    def reset(self, episode_ids: list[str]) -> None:
-        self.inner.reset(episode_ids)
 
 
 def _episodes(result: RunResult) -> list[tuple[int, int, int, bool, int]]:

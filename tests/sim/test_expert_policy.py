@@ -3,7 +3,6 @@ depend on the worker count. A small budget (about 3 min on 2 cores): LIBERO-Spat
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +10,10 @@ import numpy as np
 import pytest
 
 from eval_runner.loop import evaluate
-from eval_runner.policies.base import Policy
 from eval_runner.policies.factory import load_policy
 from rlinf_bench.contracts import RunResult
 from rlinf_bench.errors import PolicyError
-from tests.sim.helpers import make_run, settings
+from tests.sim.helpers import RecordingPolicy, make_run, settings
 
 pytestmark = pytest.mark.sim
 
@@ -40,25 +38,14 @@ def test_given_more_noise_then_success_falls_monotonically_on_fixed_states(tmp_p
     assert successes[0] >= successes[1] >= successes[2] and successes[0] > successes[2], successes
 
 
-class Recording(Policy):
-    """Wraps the expert and keeps every privileged state and action row, per episode."""
-
-    def __init__(self, inner: Policy) -> None:
-        self.inner = inner
-        self.obs_spec = inner.obs_spec
-        self.seen: dict[str, list[np.ndarray]] = defaultdict(list)
+class Recording(RecordingPolicy):
+    """Keeps every privileged state and action row the expert saw and gave, per episode."""
 
     def act(self, obs: dict[str, Any]) -> Any:
         actions = self.inner.act(obs)
         for i, episode_id in enumerate(obs["episode_id"]):
             self.seen[episode_id].append(np.concatenate([obs["privileged_state"][i], actions[i]]))
         return actions
-
-    def reset(self, episode_ids: list[str]) -> None:
-        self.inner.reset(episode_ids)
-
-    def check_tasks(self, tasks: Any) -> None:
-        self.inner.check_tasks(tasks)
 
 
 def test_given_noise_when_run_with_one_or_two_workers_then_trajectories_are_identical(
