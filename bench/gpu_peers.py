@@ -14,7 +14,7 @@ Example (the files as they came back from the device)::
 
     python bench/gpu_peers.py --suite-runs suite_1.json suite_2.json --lease "nvidia-h200, 2026-12-02 22:52-23:14 UTC" \\
         --keep-previous-as baseline_before_batching --exploratory smoke_a.json smoke_b.json \\
-        --out bench/results/gpu_peers_h200.json --update-results
+        --vla-eval-runs vla_1.json vla_2.json --out bench/results/gpu_peers_h200.json --update-results
 """
 
 from __future__ import annotations
@@ -98,6 +98,41 @@ def figures(docs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def load_peer_run(path: Path, ours: dict[str, Any]) -> dict[str, Any]:
+    """One ``bench/peer_vla_eval.py`` result of the same work as our runs; an error naming the file otherwise."""
+    doc = json.loads(path.read_text())
+    run = doc.get("run")
+    if doc.get("benchmark") != "peer_vla_eval" or not isinstance(run, dict):
+        raise SystemExit(f"{path}: not a bench/peer_vla_eval.py result (no 'run'); give its --out file")
+    if run.get("status") != "complete":
+        raise SystemExit(f"{path}: the vla-eval run is {run.get('status')!r}; only complete runs count")
+    ours_trials = ours["suite_7b"]["episodes"] // 10
+    for key, want in (("suite", ours["suite"]), ("max_steps", ours["max_steps"]), ("trials_per_task", ours_trials)):
+        if doc.get(key) != want:
+            raise SystemExit(f"{path}: {key} {doc.get(key)!r} differs from our runs' {want!r}: not the same work")
+    return doc
+
+
+def peer_figures(docs: list[dict[str, Any]], ours_wall_s: list[float]) -> dict[str, Any]:
+    """vla-eval's figures, one value per run, and our wall time over theirs pair by pair (same lease only)."""
+    runs = [d["run"] for d in docs]
+    return {
+        "version": docs[0]["harness"]["version"],
+        "wall_s": [r["wall_s"] for r in runs],
+        "episodes": [r["episodes"] for r in runs],
+        "successes": [r.get("successes") for r in runs],
+        "sm_activity": [r["gpu"].get("mean_sm_active_pct") for r in runs],
+        "policy_rows_per_s": [r["policy_rows_per_s"] for r in runs],
+        "mean_rows_per_forward": [r["server"].get("mean_rows_per_forward") for r in runs],
+        "cpu_busy_pct": [r["cpu_busy_pct"] for r in runs],
+        "settings": {k: docs[0][k] for k in ("shards", "server_cores", "max_batch", "max_wait_ms")},
+        "ours_over_vla_eval_wall": [
+            round(a / b, 3) for a, b in zip(ours_wall_s, [r["wall_s"] for r in runs], strict=True)
+        ],
+        "commands": [d["command"] for d in docs],
+    }
+
+
 def goals(fig: dict[str, Any]) -> dict[str, Any]:
     """Issue 25's suite goals, met only when every run meets them."""
     return {
@@ -109,12 +144,19 @@ def goals(fig: dict[str, Any]) -> dict[str, Any]:
 
 
 def assemble(
-    suite_paths: list[Path], lease: str, previous: dict[str, Any], keep_as: str | None, exploratory: list[Path]
+    suite_paths: list[Path],
+    lease: str,
+    previous: dict[str, Any],
+    keep_as: str | None,
+    exploratory: list[Path],
+    peer_paths: tuple[Path, ...] | list[Path] = (),
 ) -> dict[str, Any]:
     docs = [load_suite_run(p) for p in suite_paths]
     if len(docs) < 2:
         raise SystemExit("--suite-runs: give at least two runs of one lease (issue 25: every figure twice)")
     check_same(docs, suite_paths)
+    if peer_paths and len(peer_paths) != len(docs):
+        raise SystemExit(f"--vla-eval-runs: give one per --suite-runs file ({len(docs)}), paired in lease order")
     first = docs[0]
     fig = figures(docs)
     doc: dict[str, Any] = {
@@ -125,7 +167,9 @@ def assemble(
         **{k: first[k] for k in ("max_steps", "settle_steps", "cameras", "resolution", "machine")},
         "rlinf_bench": {**fig, "policy": "bench/llama_policy.py 7B stand-in served with rlinf-bench serve-policy"},
         "goals_met": goals(fig),
-        "vla_eval": previous.get("vla_eval", {"version": "0.8.0", "wall_s": None, "note": "not measured yet"}),
+        "vla_eval": peer_figures([load_peer_run(p, first) for p in peer_paths], fig["wall_s"])
+        if peer_paths
+        else previous.get("vla_eval", {"version": "0.8.0", "wall_s": None, "note": "not measured yet"}),
         # not part of these runs: carried from the file, with the lease it was measured in
         "harness_over_raw_15": previous.get("harness_over_raw_15"),
         "harness_over_raw_15_lease": previous.get("harness_over_raw_15_lease", previous.get("lease")),
@@ -146,6 +190,13 @@ def assemble(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite-runs", nargs="+", type=Path, required=True, help="eval_gpu.py --parts suite outputs")
+    parser.add_argument(
+        "--vla-eval-runs",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="bench/peer_vla_eval.py outputs, in --suite-runs' order",
+    )
     parser.add_argument("--lease", required=True, help="the machine kind and the lease's UTC time")
     parser.add_argument("--out", type=Path, required=True, help="the document to write")
     parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
@@ -155,7 +206,7 @@ def main() -> int:
     args = parser.parse_args()
     out = results_path(args.out, update_results=args.update_results)
     previous = json.loads(out.read_text()) if out.exists() else {}
-    doc = assemble(args.suite_runs, args.lease, previous, args.keep_previous_as, args.exploratory)
+    doc = assemble(args.suite_runs, args.lease, previous, args.keep_previous_as, args.exploratory, args.vla_eval_runs)
     if args.extra:
         doc.setdefault("exploratory", {}).update(json.loads(args.extra.read_text()))
     out.write_text(json.dumps(doc, indent=1) + "\n")
