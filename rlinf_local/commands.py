@@ -87,6 +87,7 @@ def _run_pipeline(args: argparse.Namespace) -> int:
             config=args.config,
             tracking_uri=args.tracking_uri,
             max_parallel=args.max_parallel,
+            progress=not args.json,
         )
     if args.json:
         emit_json(outcome.to_dict())
@@ -160,6 +161,7 @@ def _run_watch(args: argparse.Namespace) -> int:
             quiet_period_s=args.quiet_period,
             interval_s=args.interval,
             max_checkpoints=args.max_checkpoints,
+            progress=not args.json,
         )
     if args.json:
         emit_json(outcome.to_dict())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -43,6 +44,14 @@ RESULTS = "results/"
 Echo = Callable[[str], None]
 
 
+def _logs_to_stderr(module: ModuleType) -> None:
+    """A Lambda module's Powertools logger writes JSON lines to stdout (CloudWatch reads them there); on a
+    terminal they are library logs, so they go to stderr beside the other logs and leave stdout to results."""
+    handler = getattr(getattr(module, "logger", None), "registered_handler", None)
+    if isinstance(handler, logging.StreamHandler):
+        handler.setStream(sys.stderr)
+
+
 class Embedded:
     """Deploy on enter; :meth:`put_checkpoint`, :meth:`route`, :meth:`wait`; everything stops on exit."""
 
@@ -55,12 +64,14 @@ class Embedded:
         quiet_period_s: float = 0.0,
         max_parallel: int = 2,
         echo: Echo = print,
+        progress: bool = True,
     ) -> None:
         self.out = out.resolve()
         self.config_text = config_text
         self.tracking_uri = tracking_uri or f"sqlite:///{self.out / 'mlflow.db'}"
         self.quiet_period_s = quiet_period_s
         self.echo = echo
+        self.show_progress = progress  # live progress on stderr; off under --json
         self.executor = LocalExecutor(self.out / "jobs", max_parallel=max_parallel, cwd=REPO)
         self.modules: dict[str, ModuleType] = {}
         self._stack = ExitStack()
@@ -161,6 +172,7 @@ class Embedded:
             if "MLFLOW_TRACKING_URI" in env and not http_uri:
                 env["MLFLOW_TRACKING_URI"] = self.tracking_uri
             module = load_app(REPO / "functions" / folder / "app.py", f"_rlinf_local_{folder}_{id(self)}", env)
+            _logs_to_stderr(module)
             if hasattr(module, "CLIENTS"):
                 module.CLIENTS.submitter_factory = lambda: self.executor
             self.modules[folder] = module
@@ -206,14 +218,17 @@ class Embedded:
 
         return [f"{d['reason']}" for d in read_dead_letters(self.aws.client("sqs"), self.stack.intake_dlq_url)]
 
-    def wait(self, arn: str, *, poll_s: float = 1.0) -> str:
-        """Block until the execution ends; returns its status. Outbox files are written as messages arrive."""
+    def wait(self, arn: str, *, poll_s: float = 1.0, on_poll: Callable[[], None] | None = None) -> str:
+        """Block until the execution ends; returns its status. Outbox files are written as messages arrive;
+        ``on_poll`` (progress) is called after each poll while it runs."""
         sfn = self.aws.client("stepfunctions")
         while True:
             status = str(sfn.describe_execution(executionArn=arn)["status"])
             self.email.drain()
             if status != "RUNNING":
                 return status
+            if on_poll is not None:
+                on_poll()
             time.sleep(poll_s)
 
     def interrupt(self, arn: str) -> None:

@@ -11,6 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlinf_local.execution_history import history, state_outputs
+from rlinf_local.live_progress import LiveProgress
+
 __all__ = ["ExecutionSummary", "Failure", "summarize_execution"]
 
 
@@ -38,6 +41,7 @@ class ExecutionSummary(BaseModel):
     report_uri: str = ""
     mlflow_run_id: str | None = None
     failures: list[Failure] = Field(default_factory=list)
+    progress: LiveProgress | None = Field(default=None, description="while RUNNING: how far it has come")
 
     @property
     def outcome(self) -> str:
@@ -56,31 +60,6 @@ class ExecutionSummary(BaseModel):
     def public(self) -> dict[str, Any]:
         """The ``executions[]`` entry of ``--json``: name, status, checkpoint (and what else is known)."""
         return self.model_dump(mode="json")
-
-
-def _history(sfn: Any, arn: str) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-    token: str | None = None
-    while True:
-        kw = {"nextToken": token} if token else {}
-        page = sfn.get_execution_history(executionArn=arn, maxResults=1000, **kw)
-        events += page["events"]
-        token = page.get("nextToken")
-        if not token:
-            return events
-
-
-def _state_outputs(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """Output of each top-level state that exited (the last exit of a name wins)."""
-    out: dict[str, Any] = {}
-    for e in events:
-        details = e.get("stateExitedEventDetails")
-        if details and details.get("name") in {"Plan", "RunJobs", "Aggregate", "Publish", "NotifyFailure"}:
-            try:
-                out[details["name"]] = json.loads(details.get("output") or "null")
-            except json.JSONDecodeError:
-                continue
-    return out
 
 
 def _runs(outputs: dict[str, Any]) -> tuple[int, int, list[Failure]]:
@@ -109,7 +88,7 @@ def summarize_execution(sfn: Any, arn: str) -> ExecutionSummary:
         request = json.loads(desc.get("input") or "{}")
     except json.JSONDecodeError:
         request = {}
-    outputs = _state_outputs(_history(sfn, arn))
+    outputs = state_outputs(history(sfn, arn))
     done, failed, failures = _runs(outputs)
     aggregate = outputs.get("Aggregate") or {}
     publish = outputs.get("Publish") or {}

@@ -9,6 +9,9 @@ log) and ``state.json`` (every execution and what it came to; ``rlinf-bench stat
 from __future__ import annotations
 
 import json
+import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,10 +22,12 @@ from rlinf_bench.errors import ConfigError
 from rlinf_local.embedded import Embedded
 from rlinf_local.executions import ExecutionSummary, Failure, summarize_execution
 from rlinf_local.inputs import LocalCheckpoint
+from rlinf_local.live_progress import ProgressLine, read_progress
 
 __all__ = ["PipelineOutcome", "StateFile", "evaluate_checkpoint", "follow", "write_report"]
 
 STATE_FILE = "state.json"
+log = logging.getLogger(__name__)
 
 
 class _State(BaseModel):
@@ -95,17 +100,21 @@ def follow(emb: Embedded, name: str, arn: str, state: StateFile) -> ExecutionSum
     """Wait for one execution, keep its report and state; on Ctrl-C stop its Jobs, save, mark it INTERRUPTED."""
     sfn = emb.aws.client("stepfunctions")
     request = json.loads(sfn.describe_execution(executionArn=arn)["input"])
-    state.put(ExecutionSummary(name=name, status="RUNNING", checkpoint=request["checkpoint"], execution_arn=arn))
+    running = ExecutionSummary(name=name, status="RUNNING", checkpoint=request["checkpoint"], execution_arn=arn)
+    state.put(running)
     emb.echo(f"execution {name} started: Jobs run under {emb.out / 'jobs'}")
+    line = ProgressLine(enabled=emb.show_progress)
     try:
-        emb.wait(arn)
+        emb.wait(arn, on_poll=_progress_tick(emb, arn, running, state, line))
     except KeyboardInterrupt:
+        line.close()
         emb.interrupt(arn)
         emb.save_results()
         interrupted = summarize_execution(sfn, arn)
         interrupted.status = "INTERRUPTED"
         state.put(interrupted)
         raise
+    line.close()
     emb.save_results()
     summary = summarize_execution(sfn, arn)
     if summary.report_uri:
@@ -121,6 +130,34 @@ def follow(emb: Embedded, name: str, arn: str, state: StateFile) -> ExecutionSum
     state.put(summary)
     emb.echo(f"execution {name}: {summary.describe()} {summary.verdict}")
     return summary
+
+
+def _progress_tick(
+    emb: Embedded, arn: str, running: ExecutionSummary, state: StateFile, line: ProgressLine, every_s: float = 2.0
+) -> Callable[[], None]:
+    """What each poll of a running execution does: read its progress (every ``every_s``), show it, keep it in
+    ``state.json`` so ``status`` counts from the live execution."""
+    sfn, s3 = emb.aws.client("stepfunctions"), emb.aws.client("s3")
+    last = [0.0]
+
+    def tick() -> None:
+        if time.monotonic() - last[0] < every_s:
+            return
+        last[0] = time.monotonic()
+        try:
+            progress = read_progress(sfn, s3, arn)
+        except Exception as exc:  # progress is a courtesy: the execution goes on without it
+            log.debug("progress of %s: %s", arn, exc)
+            return
+        if progress is None:
+            return
+        line.show(progress)
+        if progress != running.progress:
+            running.progress = progress
+            running.runs_done = progress.runs_finished
+            state.put(running)
+
+    return tick
 
 
 def write_report(out: Path, tracking_uri: str) -> Path | None:

@@ -38,11 +38,15 @@ def run_pipeline(
     config: Path | None = None,
     tracking_uri: str = "",
     max_parallel: int = 2,
+    progress: bool = True,
 ) -> PipelineOutcome:
-    """``rlinf-bench pipeline``: check the inputs (exit 2 before anything starts), deploy, evaluate, report."""
+    """``rlinf-bench pipeline``: check the inputs (exit 2 before anything starts), deploy, evaluate, report.
+    ``progress``: a live progress line on stderr while each execution runs (off under ``--json``)."""
     refs = [local_checkpoint(c) for c in checkpoints]
     text = config_text_for(config, out)
-    with Embedded(out, config_text=text, tracking_uri=tracking_uri, max_parallel=max_parallel) as emb:
+    with Embedded(
+        out, config_text=text, tracking_uri=tracking_uri, max_parallel=max_parallel, progress=progress
+    ) as emb:
         print_adaptations(emb)
         outcome = run_checkpoints(emb, refs)
     print_outcome(outcome)

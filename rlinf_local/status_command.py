@@ -7,7 +7,8 @@ from typing import Any
 
 from rlinf_bench.errors import ConfigError
 from rlinf_bench.reporting.text_safety import plain
-from rlinf_local.executions import ExecutionSummary, summarize_execution
+from rlinf_local.executions import ExecutionSummary, Failure, summarize_execution
+from rlinf_local.live_progress import read_progress
 from rlinf_local.pipeline_command import STATE_FILE, StateFile
 
 __all__ = ["format_status", "local_status", "remote_status"]
@@ -22,8 +23,11 @@ def local_status(out: Path) -> list[ExecutionSummary]:
     return list(StateFile(out).state.executions)
 
 
-def remote_status(state_machine_arn: str, *, limit: int = 20, sfn: Any = None) -> list[ExecutionSummary]:
-    """The newest ``limit`` executions of a deployed state machine, each read from its history."""
+def remote_status(
+    state_machine_arn: str, *, limit: int = 20, sfn: Any = None, s3: Any = None
+) -> list[ExecutionSummary]:
+    """The newest ``limit`` executions of a deployed state machine, each read from its history; a running one
+    also counts its episodes from the results bucket (``s3``), as ``pipeline`` shows them."""
     if ":stateMachine:" not in state_machine_arn:
         raise ConfigError(
             f"--state-machine-arn {state_machine_arn!r} is not a state machine ARN "
@@ -33,11 +37,19 @@ def remote_status(state_machine_arn: str, *, limit: int = 20, sfn: Any = None) -
         from rlinf_aws.clients import boto_client
 
         sfn = boto_client("stepfunctions")
+        s3 = s3 or boto_client("s3")
     try:
         found = sfn.list_executions(stateMachineArn=state_machine_arn, maxResults=limit)["executions"]
     except Exception as exc:  # botocore's ClientError: missing machine, no credentials, wrong region
         raise ConfigError(f"cannot list executions of {state_machine_arn}: {exc}") from exc
-    return [summarize_execution(sfn, e["executionArn"]) for e in found]
+    summaries = [summarize_execution(sfn, e["executionArn"]) for e in found]
+    for summary in summaries:
+        if summary.status == "RUNNING" and s3 is not None:
+            try:
+                summary.progress = read_progress(sfn, s3, summary.execution_arn)
+            except Exception as exc:  # no read access to the results bucket: the table still shows the state
+                summary.failures.append(Failure(what="progress", reason=f"cannot read the results: {exc}"))
+    return summaries
 
 
 def format_status(executions: list[ExecutionSummary]) -> str:
@@ -47,7 +59,11 @@ def format_status(executions: list[ExecutionSummary]) -> str:
     lines = [f"{'execution':<48} {'state':<11} {'runs ok/failed':>14}  verdict"]
     for e in executions:
         runs = f"{e.runs_done}/{e.runs_failed}"
-        lines.append(f"{e.name:<48} {e.outcome:<11} {runs:>14}  {e.verdict or '-'}")
+        detail = e.verdict or "-"
+        if e.status == "RUNNING" and e.progress is not None:
+            runs = f"{e.progress.runs_finished}/{e.runs_failed} of {e.progress.runs_total}"
+            detail = e.progress.line()
+        lines.append(f"{e.name:<48} {e.outcome:<11} {runs:>14}  {detail}")
     for e in executions:
         for f in e.failures:
             lines.append(f"  {e.name}: {f.what}: {f.reason}")

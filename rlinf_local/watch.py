@@ -81,6 +81,7 @@ def watch(
     quiet_period_s: float | None = None,
     interval_s: float = 2.0,
     max_checkpoints: int = 0,
+    progress: bool = True,
 ) -> PipelineOutcome:
     """Watch ``root`` until Ctrl-C (or ``max_checkpoints`` evaluations); every complete checkpoint runs once."""
     if not root.is_dir():
@@ -88,7 +89,12 @@ def watch(
     text = config_text_for(config, out.resolve())
     quiet = _quiet_period(text, quiet_period_s)
     with Embedded(
-        out, config_text=text, tracking_uri=tracking_uri, quiet_period_s=quiet, max_parallel=max_parallel
+        out,
+        config_text=text,
+        tracking_uri=tracking_uri,
+        quiet_period_s=quiet,
+        max_parallel=max_parallel,
+        progress=progress,
     ) as emb:
         print_adaptations(emb)
         print(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")

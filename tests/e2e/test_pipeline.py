@@ -8,6 +8,7 @@ checkpoint with truncated weights fails with one failure notice naming the file.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,9 @@ from tests.e2e.conftest import copy_checkpoint, rlinf_bench
 from tests.integration.workflow.conftest import MlflowServer
 
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
+
+
+PROGRESS = re.compile(r"runs \d+/\d+ · episodes \d+/\d+ \(\d+ %\) · ")
 
 
 def checkpoint_runs(tracking_uri: str) -> list[object]:
@@ -56,6 +60,7 @@ def test_pipeline_publishes_a_demo_checkpoint_to_mlflow_the_report_email_and_sla
     assert doc["tracking_uri"] == f"sqlite:///{out.resolve() / 'mlflow.db'}"
     assert len(checkpoint_runs(doc["tracking_uri"])) == 1  # the brief's query finds the run
     assert "DefinitionSubstitutions" in cli.stderr  # the moto adaptations are listed
+    assert not PROGRESS.search(cli.stderr)  # --json: no progress line
     status = rlinf_bench("status", "--out", str(out), "--json")
     assert status.returncode == 0, status.stderr
     (listed,) = status.json()["executions"]
@@ -80,12 +85,14 @@ def test_pipeline_publishes_to_an_mlflow_server_over_http(
             str(out),
             "--tracking-uri",
             server.uri,
-            "--json",
         )
         assert cli.returncode == 0, cli.stderr[-3000:]
-        doc = cli.json()
-        assert_published(doc, out)
-        assert doc["tracking_uri"] == server.uri
+        # Without --json a person sees progress (on stderr) while it runs, and stdout has no library log lines.
+        assert PROGRESS.search(cli.stderr), cli.stderr[-3000:]
+        assert '"level"' not in cli.stdout and "report.html" in cli.stdout
+        status = rlinf_bench("status", "--out", str(out), "--json")
+        (listed,) = status.json()["executions"]
+        assert listed["status"] == "SUCCEEDED" and listed["runs_done"] == 1
         assert len(checkpoint_runs(server.uri)) == 1
         assert not (out / "mlflow.db").exists()  # nothing went to the local store
     finally:
