@@ -21,7 +21,7 @@ from tests.integration.workflow.conftest import MlflowServer
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
 
 
-PROGRESS = re.compile(r"runs \d+/\d+ · episodes \d+/\d+ \(\d+ %\) · ")
+PROGRESS = re.compile(r"runs \d+/\d+ · (probes \d+/\d+ · )?episodes \d+/\d+ \(\d+ %\) · ")
 
 
 def checkpoint_runs(tracking_uri: str) -> list[object]:
