@@ -165,7 +165,8 @@ def _sent_at(record: SQSRecord) -> datetime | None:
 
 def handle_record(router: Router, record: SQSRecord) -> list[RecordResult]:
     """Route one SQS record; a deferred checkpoint raises so the record becomes a batch item failure."""
-    results = router.route(record.body, first_seen=_sent_at(record))
+    # SQS's message id is the same on every receive: the router dead-letters each record of it once.
+    results = router.route(record.body, first_seen=_sent_at(record), message_id=record.message_id)
     deferred = [r.reason for r in results if r.outcome is Outcome.DEFERRED]
     if deferred:
         raise CheckpointNotReadyError("; ".join(deferred))
