@@ -187,6 +187,13 @@ def _line_text(raw: str | bytes, number: int) -> str:
                 f"not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start} of line {number}); "
                 "S3 events are JSON in UTF-8"
             ) from exc
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: no queue can carry it
+        raise ConfigError(
+            f"not UTF-8 text (a lone surrogate U+{ord(raw[exc.start]):04X} at offset {exc.start} of line {number}); "
+            "S3 events are JSON in UTF-8"
+        ) from exc
     return raw.rstrip("\r\n")
 
 
@@ -297,7 +304,9 @@ def _dead_letter(letter: dict[str, Any], line_of: dict[str, int]) -> dict[str, A
 
 def _shown(raw: str | bytes) -> str:
     """A refused line as the report shows it: text, with undecodable bytes escaped, cut to 1000 characters."""
-    text = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else raw
+    text = (raw if isinstance(raw, bytes) else raw.encode("utf-8", "backslashreplace")).decode(
+        "utf-8", "backslashreplace"
+    )
     return text.rstrip("\r\n")[:1000]
 
 

@@ -35,6 +35,7 @@ HOSTILE = {
     "an integer of 5000 digits": ('{"a": ' + "7" * 5000 + "}", "integer of 5000 digits"),
     "a reserved bucket name": (event(bucket="xn--abc"), "is not a valid S3 bucket name"),
     "not JSON": ("{not json", "not valid JSON"),
+    "a lone surrogate": ('{"a": "\ud800"}', "not UTF-8 text (a lone surrogate U+D800 at offset 7 of line 10)"),
 }
 
 
@@ -47,7 +48,7 @@ def test_given_hostile_lines_among_good_ones_then_each_is_dead_with_its_line_and
 
     assert report.events == report.records == len(lines)
     assert report.counts["dead"] == len(HOSTILE) and report.counts["ignored"] == len(HOSTILE) + 1
-    assert [d["line"] for d in report.dead_letters] == [2, 4, 6, 8]
+    assert [d["line"] for d in report.dead_letters] == [2, 4, 6, 8, 10]
     for dead, (name, (_, reason)) in zip(report.dead_letters, HOSTILE.items(), strict=True):
         assert reason in dead["reason"], name
     json.dumps(report.to_dict())  # the report itself holds nothing that cannot be printed
