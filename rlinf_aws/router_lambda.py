@@ -31,7 +31,7 @@ from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.errors import CheckpointNotReadyError, ConfigError
 from rlinf_bench.intake.config import IntakeConfig, load_intake_config
-from rlinf_bench.intake.router import Outcome, RecordResult, Router, SqsDeadLetters, StartOnce
+from rlinf_bench.intake.router import DeadLetterSink, Outcome, RecordResult, Router, SqsDeadLetters, StartOnce
 
 ClientFactory = Callable[[str], Any]  # service name -> boto3 client
 
@@ -110,6 +110,34 @@ def idempotent_start(
     return start_once
 
 
+def idempotent_dead_letters(
+    sink: SqsDeadLetters, persistence: DynamoDBPersistenceLayer, config: IdempotencyConfig
+) -> DeadLetterSink:
+    """Wrap the DLQ sink in Powertools idempotency keyed on the letter id (message id and record).
+
+    The router remembers its letters per container; a redelivery that lands in another container
+    (a bad record beside a pending one comes back every visibility timeout) is answered from the table
+    instead of sending a second copy. The key rides in the start's ``[uri, matrix]`` shape, under its
+    own prefix, so one table and one config serve both.
+    """
+
+    @idempotent_function(
+        data_keyword_argument="letter",
+        persistence_store=persistence,
+        config=config,
+        key_prefix="checkpoint_router.dead_letter",
+    )
+    def send_letter(*, letter: dict[str, str], body: str, reason: str) -> dict[str, str]:
+        sink.send(body, reason, letter_id=letter["uri"])
+        return {"letter_id": letter["uri"]}
+
+    class _Once:
+        def send(self, body: str, reason: str, *, letter_id: str) -> None:
+            send_letter(letter={"uri": letter_id, "matrix": "dead-letter"}, body=body, reason=reason)
+
+    return _Once()
+
+
 def build_router(
     settings: RouterSettings,
     client: ClientFactory,
@@ -148,7 +176,9 @@ def build_router(
         config=config,
         lister=S3Lister(client("s3")),
         start_once=idempotent_start(starter, persistence, idem_config),
-        dead_letters=SqsDeadLetters(client("sqs"), settings.dead_letter_queue_url),
+        dead_letters=idempotent_dead_letters(
+            SqsDeadLetters(client("sqs"), settings.dead_letter_queue_url), persistence, idem_config
+        ),
         clock=clock,
         observer=observer,
     )
@@ -165,7 +195,8 @@ def _sent_at(record: SQSRecord) -> datetime | None:
 
 def handle_record(router: Router, record: SQSRecord) -> list[RecordResult]:
     """Route one SQS record; a deferred checkpoint raises so the record becomes a batch item failure."""
-    results = router.route(record.body, first_seen=_sent_at(record))
+    # SQS's message id is the same on every receive: the router dead-letters each record of it once.
+    results = router.route(record.body, first_seen=_sent_at(record), message_id=record.message_id)
     deferred = [r.reason for r in results if r.outcome is Outcome.DEFERRED]
     if deferred:
         raise CheckpointNotReadyError("; ".join(deferred))

@@ -107,7 +107,11 @@ def create_intake_stack(
 
 
 def read_dead_letters(sqs: Any, dlq_url: str) -> list[dict[str, Any]]:
-    """Every message in the DLQ as {"body", "reason"} (reason None: moved by SQS's redrive, not by the router)."""
+    """Every message in the DLQ as {"body", "reason", "letter_id", "message_id"}.
+
+    ``reason`` and ``letter_id`` are None for a message SQS's redrive moved (the router did not send it);
+    ``letter_id`` names the intake message and record a router letter is for (``<message id>#record-N``).
+    """
     out: list[dict[str, Any]] = []
     while True:
         resp = sqs.receive_message(
@@ -117,6 +121,8 @@ def read_dead_letters(sqs: Any, dlq_url: str) -> list[dict[str, Any]]:
         if not messages:
             return out
         for m in messages:
-            reason = m.get("MessageAttributes", {}).get("reason", {}).get("StringValue")
-            out.append({"body": m["Body"], "reason": reason})
+            attributes = m.get("MessageAttributes", {})
+            reason = attributes.get("reason", {}).get("StringValue")
+            letter_id = attributes.get("letter_id", {}).get("StringValue")
+            out.append({"body": m["Body"], "reason": reason, "letter_id": letter_id, "message_id": m["MessageId"]})
             sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=m["ReceiptHandle"])

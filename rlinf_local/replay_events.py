@@ -6,11 +6,14 @@ poller hands it to the same handler Lambda runs. Deferred records come back the 
 return them. Time is virtual: when the only thing left is waiting for the quiet period, the clock
 jumps forward instead of sleeping. The replay ends when only checkpoints that can never complete
 remain; those are reported as ``pending``.
+
+No line stops the replay: a line that is not UTF-8, or whose event cannot be put in the local bucket,
+is dead here with its reason and line number; every other line goes to the queue, where the router
+dead-letters what it cannot read (invalid JSON, nesting, out-of-range fields), as it would in AWS.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -22,7 +25,7 @@ from rlinf_aws.router_lambda import build_router, make_handler
 from rlinf_bench.checkpoints.keys import check_key_text
 from rlinf_bench.errors import ConfigError, InvalidEventError
 from rlinf_bench.intake.config import IntakeConfig
-from rlinf_bench.intake.events import parse_document
+from rlinf_bench.intake.events import decode_body, parse_body
 from rlinf_bench.intake.router import Outcome, RecordResult
 from rlinf_local.intake_resources import create_bucket, create_intake_stack, read_dead_letters
 from rlinf_local.sqs_poller import SqsPoller
@@ -54,6 +57,8 @@ FINAL_OUTCOMES = ("started", "duplicate", "pending", "dead", "ignored")
 @dataclass
 class ReplayReport:
     executions: list[dict[str, Any]] = field(default_factory=list)
+    #: {"line", "event", "reason"} per dead record, by line number (None: a line SQS's redrive moved
+    #: whose message could not be traced back).
     dead_letters: list[dict[str, Any]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
     events: int = 0
@@ -85,6 +90,10 @@ class _Tally:
         self.final: list[str | None] = []  # None: deferred, not decided yet
         self.waiting: dict[str, list[int]] = {}
         self.ignored: Counter[str] = Counter()
+
+    def dead_line(self) -> None:
+        """A line refused before it reached the queue: one record, dead."""
+        self.final.append("dead")
 
     def first(self, results: list[RecordResult]) -> None:
         if not results:  # the message failed before the router decided: it stays undecided
@@ -135,10 +144,13 @@ class _Recorder:
         return out
 
 
-def _materialize(s3: Any, buckets: set[str], doc: Any) -> None:
-    """Put the object(s) an event announces into the local bucket; unusable events are left to the router."""
+def _materialize(s3: Any, buckets: set[str], body: str) -> None:
+    """Put the object(s) an event announces into the local bucket; unusable events are left to the router.
+
+    Raises ConfigError when moto refuses a bucket or an object the router would accept (the line is dead).
+    """
     try:
-        events = parse_document(doc)
+        events = parse_body(body)  # the router's own bounded decoder: deep nesting cannot overflow here
     except InvalidEventError:
         return
     for event in events:
@@ -149,14 +161,40 @@ def _materialize(s3: Any, buckets: set[str], doc: Any) -> None:
         if event.bucket not in buckets:
             try:
                 create_bucket(s3, event.bucket, REGION, eventbridge=False)
-            except Exception as exc:  # botocore's ClientError; S3 refuses the name
+            except Exception as exc:  # botocore's ClientError, or moto's own refusal (an IDNA error for xn--)
                 raise ConfigError(
-                    f"event for bucket {event.bucket!r}: the bucket cannot be created locally ({exc}); "
-                    "recorded S3 events always name valid buckets, so fix or drop that line"
+                    f"event for bucket {event.bucket!r}: the bucket cannot be created locally "
+                    f"({type(exc).__name__}: {str(exc)[:300]}); recorded S3 events always name valid buckets"
                 ) from exc
             buckets.add(event.bucket)
         size = 0 if event.key.endswith("/") else event.size if event.size is not None else 1
-        s3.put_object(Bucket=event.bucket, Key=event.key, Body=b"\0" * min(size, MATERIALIZE_CAP_BYTES))
+        try:
+            s3.put_object(Bucket=event.bucket, Key=event.key, Body=b"\0" * min(size, MATERIALIZE_CAP_BYTES))
+        except Exception as exc:  # e.g. a key over S3's 1024 bytes: S3 never announced such an object
+            raise ConfigError(
+                f"object {event.key[:200]!r} cannot be stored locally ({type(exc).__name__}: {str(exc)[:300]}); "
+                "S3 never announces an object it could not store"
+            ) from exc
+
+
+def _line_text(raw: str | bytes, number: int) -> str:
+    """One line as text, without its line end; ConfigError naming the line and byte when it is not UTF-8."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start} of line {number}); "
+                "S3 events are JSON in UTF-8"
+            ) from exc
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: no queue can carry it
+        raise ConfigError(
+            f"not UTF-8 text (a lone surrogate U+{ord(raw[exc.start]):04X} at offset {exc.start} of line {number}); "
+            "S3 events are JSON in UTF-8"
+        ) from exc
+    return raw.rstrip("\r\n")
 
 
 def _settle(
@@ -184,8 +222,43 @@ def _settle(
     return deferred
 
 
-def replay_events(lines: Iterable[str], *, config: IntakeConfig | None = None) -> ReplayReport:
-    """Run every line (one S3 event, EventBridge or classic shape) through the router in moto."""
+@dataclass
+class _Feed:
+    """Puts the lines on the intake queue one by one; a line it cannot deliver is dead here, with its number."""
+
+    report: ReplayReport
+    tally: _Tally
+    recorder: _Recorder
+    poller: SqsPoller
+    s3: Any
+    buckets: set[str]
+    line_of: dict[str, int] = field(default_factory=dict)  # SQS message id -> line number
+    refused: list[dict[str, Any]] = field(default_factory=list)
+
+    def line(self, number: int, raw: str | bytes) -> None:
+        if not raw.strip():
+            return
+        self.report.events += 1
+        try:
+            body = _line_text(raw, number)
+            _materialize(self.s3, self.buckets, body)
+            # A line the router cannot read is delivered as is: it dead-letters it with the reason.
+            sent = self.poller.sqs.send_message(QueueUrl=self.poller.queue_url, MessageBody=body)
+        except ConfigError as exc:
+            self.refused.append({"line": number, "event": _shown(raw), "reason": str(exc)})
+            self.tally.dead_line()
+            return
+        self.line_of[sent["MessageId"]] = number
+        self.poller.drain()
+        self.tally.first(self.recorder.take())
+
+
+def replay_events(lines: Iterable[str | bytes], *, config: IntakeConfig | None = None) -> ReplayReport:
+    """Run every line (one S3 event, EventBridge or classic shape) through the router in moto.
+
+    ``lines`` are the file's lines in order (bytes are decoded per line, so one bad byte costs one line).
+    Never raises for a line: each one the replay cannot deliver is a dead letter naming its line number.
+    """
     try:
         import boto3
         from moto import mock_aws
@@ -203,35 +276,45 @@ def replay_events(lines: Iterable[str], *, config: IntakeConfig | None = None) -
         handler = make_handler(
             lambda: build_router(stack.settings(), session.client, clock=clock, observer=recorder, config=cfg)
         )
-        sqs, s3 = session.client("sqs"), session.client("s3")
+        sqs = session.client("sqs")
         poller = SqsPoller(sqs, stack.queue_url, handler, region=REGION)
-        buckets = {stack.bucket}
-        for line in lines:
-            body = line.rstrip("\n")
-            if not body.strip():
-                continue
-            report.events += 1
-            # A line that is not JSON is delivered as is: the router dead-letters it with the parse error.
-            with contextlib.suppress(json.JSONDecodeError):
-                _materialize(s3, buckets, json.loads(body))
-            sqs.send_message(QueueUrl=stack.queue_url, MessageBody=body)
-            poller.drain()
-            tally.first(recorder.take())
+        feed = _Feed(report, tally, recorder, poller, session.client("s3"), {stack.bucket})
+        for number, raw in enumerate(lines, start=1):
+            feed.line(number, raw)
         pending = _settle(poller, recorder, clock, cfg.quiet_period_s, tally)
         report.pending = _pending(pending)
         report.executions = _executions(session.client("stepfunctions"), stack.state_machine_arn)
-        report.dead_letters = [
-            {"event": _decoded(d["body"]), "reason": d["reason"] or "moved by SQS redrive (maxReceiveCount)"}
-            for d in read_dead_letters(sqs, stack.dlq_url)
-        ]
+        report.dead_letters = sorted(
+            feed.refused + [_dead_letter(d, feed.line_of) for d in read_dead_letters(sqs, stack.dlq_url)],
+            key=lambda d: (d["line"] is None, d["line"] or 0),
+        )
         tally.fill(report, redriven=sum(1 for d in report.dead_letters if d["reason"].startswith("moved by SQS")))
     return report
 
 
+def _dead_letter(letter: dict[str, Any], line_of: dict[str, int]) -> dict[str, Any]:
+    """A DLQ message as {"line", "event", "reason"}; the letter id (or SQS's own id) names the line."""
+    message_id = (letter["letter_id"] or letter["message_id"]).split("#", 1)[0]
+    return {
+        "line": line_of.get(message_id),
+        "event": _decoded(letter["body"]),
+        "reason": letter["reason"] or "moved by SQS redrive (maxReceiveCount)",
+    }
+
+
+def _shown(raw: str | bytes) -> str:
+    """A refused line as the report shows it: text, with undecodable bytes escaped, cut to 1000 characters."""
+    text = (raw if isinstance(raw, bytes) else raw.encode("utf-8", "backslashreplace")).decode(
+        "utf-8", "backslashreplace"
+    )
+    return text.rstrip("\r\n")[:1000]
+
+
 def _decoded(body: str) -> Any:
+    """The event a dead letter holds, decoded within the router's bounds; otherwise its text."""
     try:
-        return json.loads(body)
-    except json.JSONDecodeError:
+        return decode_body(body)
+    except InvalidEventError:
         return body
 
 

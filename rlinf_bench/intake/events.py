@@ -31,6 +31,9 @@ MAX_OBJECT_BYTES = 5 * 1024**4  # S3's largest object, 5 TiB
 #: S3's bucket naming rules for buckets created since 2018 (3-63 characters, lowercase, digits, '.', '-').
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 _IP_ADDRESS = re.compile(r"\d{1,3}(\.\d{1,3}){3}")
+#: Prefixes and suffixes S3 reserves (General purpose bucket naming rules): no bucket can have them.
+_RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+_RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,11 @@ def _bucket(value: Any, where: str) -> str:
         raise InvalidEventError(
             f"{where} {name[:80]!r} is not a valid S3 bucket name "
             "(3-63 lowercase letters, digits, '.' and '-', starting and ending with a letter or digit)"
+        )
+    if name.startswith(_RESERVED_PREFIXES) or name.endswith(_RESERVED_SUFFIXES):
+        raise InvalidEventError(
+            f"{where} {name!r} is not a valid S3 bucket name (S3 reserves the prefixes "
+            f"{', '.join(_RESERVED_PREFIXES)} and the suffixes {', '.join(_RESERVED_SUFFIXES)})"
         )
     return name
 

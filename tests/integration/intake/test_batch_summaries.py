@@ -21,7 +21,7 @@ def test_given_the_recorded_export_then_the_summary_accounts_for_every_event(
     events = REPO / "events" / "recorded-export.jsonl"
     n = sum(1 for line in events.read_text().splitlines() if line.strip())
 
-    assert main(["replay-events", str(events), "--json"]) == 0
+    assert main(["replay-events", str(events), "--json"]) == 1  # its one dead line makes the status 1
     summary = json.loads(capsys.readouterr().out)["summary"]
 
     counts = {k: summary[k] for k in ("started", "duplicate", "pending", "dead", "ignored")}
@@ -52,7 +52,7 @@ def test_given_a_classic_notification_with_several_records_then_records_are_coun
     path = tmp_path / "events.jsonl"
     path.write_text("\n".join(lines) + "\n")
 
-    assert main(["replay-events", str(path), "--quiet-period", "60"]) == 0
+    assert main(["replay-events", str(path), "--quiet-period", "60"]) == 1  # "not json" is dead
     first = capsys.readouterr().out.splitlines()[0]
 
     total = len(records) + 2

@@ -15,7 +15,7 @@ from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.router import Outcome
 from rlinf_local.intake_resources import read_dead_letters
 from rlinf_local.sqs_poller import SqsPoller
-from tests.integration.intake.conftest import REGION, Intake, make_intake
+from tests.integration.intake.conftest import QUIET_S, REGION, Intake, make_intake
 from tests.integration.intake.uploads import put_objects
 from tests.synthetic_checkpoints import fsdp_objects
 
@@ -162,3 +162,24 @@ def test_given_a_missing_state_machine_or_table_then_the_first_batch_fails_with_
 
     attrs = intake.sqs.get_queue_attributes(QueueUrl=intake.stack.queue_url, AttributeNames=["All"])["Attributes"]
     assert int(attrs["ApproximateNumberOfMessagesNotVisible"]) == 1  # it will come back, not lost
+
+
+def test_given_a_bad_record_beside_a_pending_one_when_each_receive_lands_in_a_new_container_then_one_dlq_copy(
+    aws: None,
+) -> None:
+    intake = make_intake(eventbridge=False)
+    put_objects(intake.s3, intake.stack.bucket, ROOT, fsdp_objects(4, metadata_at="last")[:-1], multipart_weights=False)
+    record = json.loads(classic(WEIGHTS))["Records"][0]
+    bad = {**record, "s3": {**record["s3"], "object": {"key": f"runs/../{WEIGHTS}"}}}
+    intake.send(json.dumps({"Records": [bad, record]}))
+    cfg = IntakeConfig(quiet_period_s=QUIET_S)
+
+    for _ in range(3):  # a fresh handler each time: a cold container with no memory of its letters
+        handler = make_handler(lambda: build_router(intake.stack.settings(), boto3.client, config=cfg))
+        poller = SqsPoller(intake.sqs, intake.stack.queue_url, handler, region=REGION)
+        poller.drain()
+        assert poller.in_flight == 1  # the pending record keeps the message coming back
+        poller.release()
+
+    [dead] = read_dead_letters(intake.sqs, intake.stack.dlq_url)
+    assert "path traversal" in dead["reason"] and dead["letter_id"].endswith("#record-0")

@@ -45,9 +45,9 @@ def write_local(root: Path, step: int, *, complete: bool = True) -> Path:
     return ckpt
 
 
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> object:
     capsys.readouterr()
-    assert main(list(argv)) == 0
+    assert main(list(argv)) == status
     return json.loads(capsys.readouterr().out)
 
 
@@ -159,7 +159,8 @@ def test_given_the_recorded_export_when_replayed_then_executions_dead_letters_an
 ) -> None:
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
 
-    report = run_json(capsys, "replay-events", str(REPO / "events" / "recorded-export.jsonl"), "--json")
+    # Its truncated line is dead: the exit status says so.
+    report = run_json(capsys, "replay-events", str(REPO / "events" / "recorded-export.jsonl"), "--json", status=1)
 
     assert isinstance(report, dict)
     assert [e["checkpoint"]["global_step"] for e in report["executions"]] == [100, 125]
@@ -168,6 +169,7 @@ def test_given_the_recorded_export_when_replayed_then_executions_dead_letters_an
         assert execution["input"]["checkpoint"] == execution["checkpoint"]
     [dead] = report["dead_letters"]
     assert dead["event"] == '{"truncated": ' and "not valid JSON" in dead["reason"]
+    assert (REPO / "events" / "recorded-export.jsonl").read_text().splitlines()[dead["line"] - 1] == dead["event"]
     [pending] = report["pending"]
     assert pending["checkpoint"]["global_step"] == 150 and "DCP shard ranks missing 5" in pending["reason"]
 

@@ -122,6 +122,8 @@ HOSTILE: dict[str, tuple[str, str]] = {
     "bucket too short": (json.dumps(_eventbridge(bucket="ab")), "not a valid S3 bucket name"),
     "bucket with '..'": (json.dumps(_eventbridge(bucket="a..b")), "not a valid S3 bucket name"),
     "bucket an IP address": (json.dumps(_eventbridge(bucket="192.168.0.1")), "not a valid S3 bucket name"),
+    "bucket with the reserved xn-- prefix": (json.dumps(_eventbridge(bucket="xn--abc")), "S3 reserves the prefixes"),
+    "bucket with the reserved -s3alias suffix": (json.dumps(_eventbridge(bucket="b-s3alias")), "and the suffixes"),
     "bucket a number": (json.dumps(_eventbridge(bucket=7)), "detail.bucket.name is missing or not a string"),
 }
 

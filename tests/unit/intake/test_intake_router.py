@@ -6,7 +6,9 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from rlinf_bench.checkpoints.completeness import StoredObject
+import pytest
+
+from rlinf_bench.checkpoints.completeness import S3Lister, StoredObject
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.intake.config import IntakeConfig
@@ -120,3 +122,101 @@ def test_given_an_incomplete_checkpoint_then_it_is_deferred_until_max_age_then_d
     assert dead.outcome is Outcome.DEAD_LETTERED
     assert "still incomplete 10800s after its event (max_age_s=7200)" in old_dlq.letters[0][1]
     assert "missing actor/dcp_checkpoint/.metadata, actor/model_state_dict/full_weights.pt" in old_dlq.letters[0][1]
+
+
+class FailingLister:
+    """A bucket the listing always fails on, with ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error, self.listings = error, 0
+
+    def list(self, root_uri: str) -> list[StoredObject]:
+        self.listings += 1
+        raise self.error
+
+
+class Letters:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, str]] = []  # (letter id, body, reason)
+
+    def send(self, body: str, reason: str, *, letter_id: str) -> None:
+        self.sent.append((letter_id, body, reason))
+
+
+def router_with(lister: Any, now: datetime, **config: Any) -> tuple[Router, Letters]:
+    letters = Letters()
+    router = Router(
+        config=IntakeConfig(**{"quiet_period_s": 60, **config}),
+        lister=lister,
+        start_once=Executions().start_once,
+        dead_letters=letters,
+        clock=lambda: now,
+    )
+    return router, letters
+
+
+class S3Error(Exception):
+    """A botocore ClientError as S3Lister reads it (the error code in ``response``)."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(f"An error occurred ({code}) when calling the ListObjectsV2 operation")
+        self.response = {"Error": {"Code": code}}
+
+
+class Paginated:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def get_paginator(self, name: str) -> Any:
+        return self
+
+    def paginate(self, **kwargs: Any) -> Any:
+        raise self.error
+
+
+def test_given_a_bucket_that_does_not_exist_then_the_record_is_dead_lettered_at_first_sight_not_retried() -> None:
+    router, letters = router_with(S3Lister(Paginated(S3Error("NoSuchBucket"))), T0)
+    body = classic(f"{ROOT}/actor/model_state_dict/full_weights.pt")
+
+    [result] = router.route(body, first_seen=T0, message_id="m-1")  # age 0: well inside max_age_s
+
+    assert result.outcome is Outcome.DEAD_LETTERED and "NoSuchBucket" in result.reason
+    assert [(i, b) for i, b, _ in letters.sent] == [("m-1#record-0", body)]
+
+
+def test_given_a_transient_listing_error_then_it_is_retried_until_max_age_then_dead_lettered_with_the_error() -> None:
+    body = classic(f"{ROOT}/actor/model_state_dict/full_weights.pt")
+    young, young_letters = router_with(S3Lister(Paginated(S3Error("SlowDown"))), T0 + timedelta(minutes=5))
+    with pytest.raises(S3Error, match="SlowDown"):  # the message comes back after its visibility timeout
+        young.route(body, first_seen=T0, message_id="m-1")
+    assert young_letters.sent == []
+
+    old, old_letters = router_with(S3Lister(Paginated(S3Error("SlowDown"))), T0 + timedelta(hours=7))
+    [dead] = old.route(body, first_seen=T0, message_id="m-1")
+
+    assert dead.outcome is Outcome.DEAD_LETTERED
+    assert "kept failing 25200s after its event (max_age_s=21600): S3Error: An error occurred (SlowDown)" in dead.reason
+    assert [reason for _, _, reason in old_letters.sent] == [dead.reason]
+
+
+def test_given_one_bad_and_one_pending_record_when_received_three_times_then_one_dlq_copy_and_still_pending() -> None:
+    bucket = Bucket()
+    router, letters = router_with(bucket, T0 + timedelta(seconds=61))
+    bucket.put_checkpoint(f"s3://bkt/{ROOT}", fsdp_objects(4)[:-2])  # incomplete: the second record waits
+    body = classic("runs/../etc/passwd", f"{ROOT}/actor/model_state_dict/full_weights.pt")
+
+    receives = [router.route(body, first_seen=T0, message_id="m-7") for _ in range(3)]
+
+    assert [[r.outcome for r in results] for results in receives] == [[Outcome.DEAD_LETTERED, Outcome.DEFERRED]] * 3
+    assert [(i, b) for i, b, _ in letters.sent] == [("m-7#record-0", body)]
+
+
+def test_given_an_unreadable_body_received_twice_then_it_is_dead_lettered_once_and_never_raises() -> None:
+    router, letters = router_with(FailingLister(AssertionError("no listing for an unreadable body")), T0)
+    body = "[" * 5000 + "]" * 5000
+
+    receives = [router.route(body, message_id="m-9") for _ in range(2)]
+
+    assert [[r.outcome for r in results] for results in receives] == [[Outcome.DEAD_LETTERED]] * 2
+    assert [(i, r) for i, _, r in letters.sent] == [("m-9#body", receives[0][0].reason)]
+    assert "nests deeper than 32 levels" in receives[0][0].reason
