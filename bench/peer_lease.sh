@@ -14,7 +14,11 @@ ours() {
   python3 bench/eval_gpu.py --parts suite --workers auto --server-cores 1 --inflight 8 --server-args '--max-batch 16' \
     --trials "$trials" --timeout 540 --out "$OUT/ours_$tag.json"
 }
-peer() { python3 bench/peer_vla_eval.py --shards 15 --server-cores 1 --trials "$trials" --out "$OUT/vla_$tag.json" "$@"; }
+# PEER_ARGS: more bench/peer_vla_eval.py options, e.g. PEER_ARGS="--timeout 170" to bound a short lease
+peer() {
+  python3 bench/peer_vla_eval.py --shards 15 --server-cores 1 --trials "$trials" --out "$OUT/vla_$tag.json" \
+    ${PEER_ARGS:-} "$@"
+}
 case $order in
   smoke) peer --work /tmp/smoke; tail -n 30 /tmp/smoke/shard_0.log; tail -n 5 /tmp/smoke/server.log ;;
   peer-first) peer; ours ;;
