@@ -23,7 +23,8 @@ from rlinf_bench.errors import CheckpointError
 #: Where the settings live, relative to the checkpoint root (``…/global_step_<N>``).
 SETTINGS_FILE = "actor/model_state_dict/expert_settings.json"
 #: What every such checkpoint says about itself: no learned parameters inside.
-KIND = "scripted expert with simulator access: settings only, not a learned policy"
+Kind = Literal["scripted expert with simulator access: settings only, not a learned policy"]
+KIND: Kind = "scripted expert with simulator access: settings only, not a learned policy"
 
 
 class ExpertSettings(BaseModel):
@@ -31,7 +32,7 @@ class ExpertSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["scripted expert with simulator access: settings only, not a learned policy"] = KIND
+    kind: Kind = KIND
     noise: float = Field(default=0.0, ge=0.0, le=5.0, description="Gaussian action noise (std, action units)")
     hesitate: float = Field(default=0.0, ge=0.0, lt=1.0, description="Probability that a step is wasted")
     seed: int = Field(default=0, description="Seeds every episode's noise with (seed, task, initial state)")
