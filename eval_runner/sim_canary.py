@@ -137,14 +137,16 @@ def _settle_steps(suite: str) -> int:
     return get_suite(suite).settle_steps
 
 
-def play(canary: CanarySet = CANARY, changes: dict[str, float] | None = None) -> Fingerprint:
+def play(
+    canary: CanarySet = CANARY, changes: dict[str, float] | None = None, *, cache_dir: Path | None = None
+) -> Fingerprint:
     """Play the whole set in this process (one env per task) and return its fingerprint."""
     from eval_runner.env import LiberoEnv
     from eval_runner.libero_setup import configure_libero
     from eval_runner.policies.expert import ExpertPolicy, check_task
     from rlinf_bench.suites import get_suite
 
-    configure_libero(None, needs_renderer=False)
+    configure_libero(cache_dir, needs_renderer=False)
     suite = get_suite(canary.suite)
     t0 = time.perf_counter()
     episodes = []
