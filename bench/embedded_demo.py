@@ -89,7 +89,7 @@ def shown(out: Path, names: list[str]) -> dict[str, object]:
         return {}
     last = reports[-1].suites[0]
     return {
-        "success_rate": {str(r.global_step): round(r.suites[0].success_rate_mean, 3) for r in reports},
+        "success_rate": {str(r.global_step): round(r.suites[0].success_rate_mean or 0.0, 3) for r in reports},
         "verdicts": {v.against: v.value.value for v in last.verdicts},
         "flips": [f"task {f.task_id} state {f.init_state} {f.direction}" for f in last.flips],
     }
