@@ -11,7 +11,10 @@ process group is needed on a CPU), so anything that reads RLinf checkpoints sees
 ``full_weights.pt`` is written last and atomically (temp file + rename) because its arrival is what
 the completeness check waits for.
 
-Run ``python -m eval_runner.demo_checkpoint DIR [--experiment E] [--step N] [--seed S]``.
+With ``--expert-noise STD`` it holds the settings of the scripted expert instead (see
+:mod:`eval_runner.expert_checkpoint`): what ``make demo`` evaluates, so its two steps differ for real.
+
+Run ``python -m eval_runner.demo_checkpoint DIR [--experiment E] [--step N] [--seed S] [--expert-noise STD]``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from eval_runner.expert_checkpoint import SETTINGS_FILE, ExpertSettings, settings_json
 from rlinf_bench.checkpoints.layouts import detect_layout, find_weights
 from rlinf_bench.contracts.checkpoint import CheckpointLayout, CheckpointRef
 from rlinf_bench.errors import CheckpointError
@@ -33,10 +39,20 @@ def checkpoint_root(root: Path, experiment: str, global_step: int) -> Path:
     return root / experiment / "checkpoints" / f"global_step_{global_step}"
 
 
-def write_demo_checkpoint(root: Path, experiment: str = "demo", global_step: int = 100, seed: int = 0) -> CheckpointRef:
-    """Write a demo-policy checkpoint in RLinf's FSDP layout and return its reference.
+def write_demo_checkpoint(
+    root: Path,
+    experiment: str = "demo",
+    global_step: int = 100,
+    seed: int = 0,
+    *,
+    expert: ExpertSettings | None = None,
+) -> CheckpointRef:
+    """Write a demo checkpoint in RLinf's FSDP layout and return its reference.
 
-    ``seed`` picks the parameters: two seeds give two different policies (and different episodes).
+    Without ``expert``: the ``builtin:demo`` policy's random parameters, picked by ``seed`` (two seeds give
+    two different policies). With ``expert``: no learned parameters at all but the settings of the
+    scripted expert (``builtin:expert?settings=checkpoint`` reads them), written before the weights file;
+    the weights file then holds the same settings as tensors so the two demo steps differ in content.
     """
     import torch
     import torch.distributed.checkpoint as dcp
@@ -52,7 +68,11 @@ def write_demo_checkpoint(root: Path, experiment: str = "demo", global_step: int
     dcp_dir.mkdir(parents=True, exist_ok=True)
     weights.parent.mkdir(parents=True, exist_ok=True)
 
-    model = init_demo_state_dict(seed)
+    if expert is None:
+        model = init_demo_state_dict(seed)
+    else:
+        model = {name: torch.tensor(float(getattr(expert, name))) for name in ("noise", "hesitate", "seed")}
+        (actor / SETTINGS_FILE.removeprefix("actor/")).write_text(settings_json(expert))
     # What an FSDP run's DCP shard holds besides the model: Adam moments and the step counter.
     optimizer = {
         "state": {
@@ -82,9 +102,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("root", type=Path, help="log directory; the checkpoint goes to ROOT/EXPERIMENT/checkpoints/…")
     parser.add_argument("--experiment", default="demo")
     parser.add_argument("--step", type=int, default=100, help="global step (directory global_step_<N>)")
-    parser.add_argument("--seed", type=int, default=0, help="picks the demo parameters")
+    parser.add_argument("--seed", type=int, default=0, help="picks the demo parameters (or the expert's noise)")
+    parser.add_argument(
+        "--expert-noise",
+        type=float,
+        default=None,
+        metavar="STD",
+        help="write the settings of the scripted expert (builtin:expert?settings=checkpoint) at this action "
+        "noise instead of random demo weights: not a learned policy",
+    )
     args = parser.parse_args(argv)
-    ref = write_demo_checkpoint(args.root, args.experiment, args.step, args.seed)
+    try:
+        expert = None if args.expert_noise is None else ExpertSettings(noise=args.expert_noise, seed=args.seed)
+    except ValidationError:
+        parser.error(f"--expert-noise {args.expert_noise}: must be between 0 and 5 (action units)")
+    ref = write_demo_checkpoint(args.root, args.experiment, args.step, args.seed, expert=expert)
     print(ref.to_json())
     return 0
 

@@ -10,7 +10,15 @@ from datetime import UTC, datetime
 from rlinf_bench.doctor.context import AREAS, DoctorContext, timed
 from rlinf_bench.doctor.model import CheckResult, DoctorReport
 from rlinf_bench.errors import ConfigError
-from rlinf_doctor import checks_cloud, checks_env, checks_gpu, checks_libero, checks_remote, checks_render
+from rlinf_doctor import (
+    checks_canary,
+    checks_cloud,
+    checks_env,
+    checks_gpu,
+    checks_libero,
+    checks_remote,
+    checks_render,
+)
 
 Check = Callable[[DoctorContext], CheckResult | list[CheckResult]]
 
@@ -21,6 +29,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("libero.assets", checks_libero.check_assets),
     ("libero.config", checks_libero.check_config),
     ("libero.env", checks_libero.check_env_step),
+    ("canary.sim", checks_canary.check_sim_canary),
     ("rendering.mujoco_gl", checks_render.check_mujoco_gl),
     ("rendering.egl", checks_render.check_egl),
     ("rendering.spawned_frame", checks_render.check_spawned_frame),

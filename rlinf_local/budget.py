@@ -14,7 +14,8 @@ import yaml
 
 __all__ = ["DEMO_POLICY", "small_matrix", "small_matrix_yaml"]
 
-# The demo policy reads its weights from the checkpoint and the mean colour of a 64 px agent-view image.
+# The default policy of `pipeline`/`watch` without --config: it reads its weights from the checkpoint and
+# the mean colour of a 64 px agent-view image. (`demo` gives its own: the scripted expert.)
 DEMO_POLICY = "builtin:demo?cameras=agentview&resolution=64"
 
 
@@ -27,6 +28,7 @@ def small_matrix(
     runs: int = 3,
     workers: int = 2,
     probes: tuple[str, ...] = ("storage", "checkpoint_io", "gpu", "nccl"),
+    policy: str = DEMO_POLICY,
 ) -> dict[str, Any]:
     """The intake config (an IntakeConfig document) of the small budget; probes write under ``scratch``
     (created here: the storage and checkpoint_io probes measure an existing folder)."""
@@ -55,7 +57,7 @@ def small_matrix(
         "suites": [{"name": "libero_spatial", "tasks": list(tasks), "max_steps": max_steps}],
         "runs": runs,
         "trials_per_task": trials,
-        "policy": DEMO_POLICY,
+        "policy": policy,
         "workers": workers,
         "resources": {"gpu": 0, "cpu": "2", "memory": "4Gi"},
         "baselines": ["libero/openvla-oft-rlinf", "previous"],

@@ -98,17 +98,20 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "demo",
         help="the whole product on this machine: two demo checkpoints through the pipeline (make demo)",
-        description="Write two demo checkpoints of one experiment (global_step 100 and 200, different weights) "
-        "and run the pipeline on both in turn; the second is compared with the first. Budget: LIBERO-Spatial, "
-        "2 tasks x 3 trials x 3 runs, short horizon, 2 workers; probes storage, checkpoint_io, gpu, nccl (gloo).",
+        description="Write two demo checkpoints of one experiment (global_step 100 and 200) that carry the "
+        "settings of a scripted expert with simulator access (not a learned policy): step 100 with action noise "
+        "1.5, step 200 without. Run the pipeline on both in turn; the second is compared with the first and "
+        "comes out above it, with the initial states that flipped listed. Budget: LIBERO-Spatial tasks "
+        "0, 2, 5, 7 x 3 initial states x 1 run, 130 steps, 2 workers; probes storage, checkpoint_io, gpu, "
+        "nccl (gloo).",
         epilog="example: rlinf-bench demo --out demo-out",
         formatter_class=ExampleFormatter,
     )
     _common(p)
     small = p.add_argument_group("a smaller budget (CI, a slow machine)")
-    small.add_argument("--runs", type=int, default=3, help="runs per checkpoint (default 3)")
-    small.add_argument("--trials", type=int, default=3, help="trials per task (default 3)")
-    small.add_argument("--max-steps", type=int, default=20, help="episode horizon in steps (default 20)")
+    small.add_argument("--runs", type=int, default=None, help="runs per checkpoint (default 1)")
+    small.add_argument("--trials", type=int, default=None, help="initial states per task (default 3)")
+    small.add_argument("--max-steps", type=int, default=None, help="episode horizon in steps (default 130)")
     p.set_defaults(func=_run_demo)
 
 
@@ -121,7 +124,11 @@ def _run_demo(args: argparse.Namespace) -> int:
             args.out,
             tracking_uri=args.tracking_uri,
             max_parallel=args.max_parallel,
-            budget={"runs": args.runs, "trials": args.trials, "max_steps": args.max_steps},
+            budget={
+                k: v
+                for k, v in (("runs", args.runs), ("trials", args.trials), ("max_steps", args.max_steps))
+                if v is not None
+            },
         )
     if args.json:
         emit_json(outcome.to_dict())

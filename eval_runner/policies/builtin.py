@@ -1,4 +1,4 @@
-"""``builtin:`` policies: ``zero``, ``random`` and the checkpoint-reading ``demo``.
+"""``builtin:`` policies: ``zero``, ``random``, the checkpoint-reading ``demo`` and the scripted ``expert``.
 
 ``zero`` and ``random`` consume no observations at all (no cameras, no proprio) so they measure the
 harness at pure physics speed; ``demo`` reads its parameters from the checkpoint under evaluation.
@@ -136,5 +136,30 @@ def _demo(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
 def _expert(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
     from eval_runner.policies.expert import ExpertPolicy
 
-    options = take_options(spec, {"noise": float, "hesitate": float, "seed": int})
-    return ExpertPolicy(spec=spec.raw, **options)
+    options = take_options(spec, {"noise": float, "hesitate": float, "seed": int, "settings": str})
+    source = options.pop("settings", "spec")
+    if source == "spec":
+        return ExpertPolicy(spec=spec.raw, **options)
+    if source != "checkpoint":
+        raise PolicyError(f"policy spec {spec.raw!r}: settings={source!r}; valid: spec (default), checkpoint")
+    return _expert_from_checkpoint(spec, checkpoint_dir, options)
+
+
+def _expert_from_checkpoint(spec: PolicySpec, checkpoint_dir: Path | None, options: dict[str, Any]) -> Policy:
+    # The demo's checkpoints carry the expert's settings: two steps of one experiment that behave differently.
+    from eval_runner.expert_checkpoint import read_settings
+    from eval_runner.policies.expert import ExpertPolicy
+
+    if options:
+        raise PolicyError(
+            f"policy spec {spec.raw!r}: settings=checkpoint reads {', '.join(sorted(options))} from the checkpoint; "
+            "drop them from the spec, or drop settings=checkpoint"
+        )
+    if checkpoint_dir is None:
+        raise CheckpointError(
+            f"policy {spec.raw!r} reads the expert's settings from the checkpoint under evaluation: pass --checkpoint"
+        )
+    settings, digest = read_settings(checkpoint_dir)
+    policy = ExpertPolicy(spec=spec.raw, noise=settings.noise, hesitate=settings.hesitate, seed=settings.seed)
+    policy.settings_sha256 = digest
+    return policy

@@ -90,6 +90,8 @@ class ExpertPolicy(Policy):
         if not 0.0 <= hesitate < 1.0:
             raise PolicyError(f"policy spec {spec!r}: hesitate={hesitate} must be in [0, 1)")
         self.noise, self.hesitate, self.seed, self.spec = noise, hesitate, seed, spec
+        #: sha256 of the checkpoint's settings file when they came from one (``settings=checkpoint``)
+        self.settings_sha256: str | None = None
         self._episodes: dict[str, _Episode] = {}
 
     def check_tasks(self, tasks: list[TaskInfo]) -> None:
@@ -134,6 +136,9 @@ class ExpertPolicy(Policy):
             "hesitate": self.hesitate,
             "seed": self.seed,
             "parameters": 0,
+            # the checkpoint's content, as a learned policy reports its weights' digest: provenance tells
+            # the two demo checkpoints apart by it
+            **({"settings_from": "checkpoint", "weights_sha256": self.settings_sha256} if self.settings_sha256 else {}),
         }
 
 

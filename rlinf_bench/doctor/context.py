@@ -16,16 +16,17 @@ __all__ = ["AREAS", "REQUIRED", "DoctorContext"]
 
 #: Areas checked for each target, in report order.
 AREAS: dict[Target, tuple[str, ...]] = {
-    Target.LOCAL: ("python", "packages", "libero", "rendering", "gpu", "policy", "mlflow", "aws", "k8s"),
-    Target.EVAL: ("python", "packages", "libero", "rendering", "gpu", "policy", "mlflow"),
+    Target.LOCAL: ("python", "packages", "libero", "canary", "rendering", "gpu", "policy", "mlflow", "aws", "k8s"),
+    Target.EVAL: ("python", "packages", "libero", "canary", "rendering", "gpu", "policy", "mlflow"),
     Target.PROBE: ("python", "packages", "gpu", "mlflow"),
     Target.DEPLOY: ("python", "packages", "aws", "k8s", "mlflow"),
 }
 #: Areas whose problems fail the target; elsewhere a problem is a warning. ``policy`` and ``mlflow``
 #: only fail when something was named (a server, a tracking URI): unnamed, they are skipped.
 REQUIRED: dict[Target, frozenset[str]] = {
-    Target.LOCAL: frozenset({"python", "libero", "rendering", "policy", "mlflow"}),
-    Target.EVAL: frozenset({"python", "libero", "rendering", "policy", "mlflow"}),
+    # canary: opt-in (--only canary), and then a moved episode fails the run
+    Target.LOCAL: frozenset({"python", "libero", "canary", "rendering", "policy", "mlflow"}),
+    Target.EVAL: frozenset({"python", "libero", "canary", "rendering", "policy", "mlflow"}),
     Target.PROBE: frozenset({"python", "gpu", "mlflow"}),
     Target.DEPLOY: frozenset({"python", "aws", "k8s", "mlflow"}),
 }
@@ -62,6 +63,11 @@ class DoctorContext(BaseModel):
     cache_dir: Path | None = Field(default=None, description="rlinf-bench cache (LIBERO config); default as the runner")
     timeout_s: float = Field(default=5.0, gt=0, description="Per network call")
     render_timeout_s: float = Field(default=120.0, gt=0, description="Spawned render worker, LIBERO env step")
+    canary_timeout_s: float = Field(
+        default_factory=lambda: float(os.environ.get("RLINF_BENCH_CANARY_TIMEOUT_S") or 900),
+        gt=0,
+        description="The simulator canary (4 LIBERO episodes in a child interpreter)",
+    )
 
     def wants(self, name: str) -> bool:
         """True when check ``name`` is selected by ``only``: its name, its area, or a result it reports
