@@ -36,6 +36,7 @@ SAME_SETTINGS = ("server_command", "inflight", "server_cpus")
 #: goals of issue 25 for the served suite, measured in one lease
 GOAL_SUITE_WALL_S = 270.0
 GOAL_SM_ACTIVITY_PCT = 75.0
+WHOLE_SUITE_EPISODES = 500  # 10 tasks x 50 initial states
 
 
 def load_suite_run(path: Path) -> dict[str, Any]:
@@ -133,13 +134,18 @@ def peer_figures(docs: list[dict[str, Any]], ours_wall_s: list[float]) -> dict[s
     }
 
 
-def goals(fig: dict[str, Any]) -> dict[str, Any]:
-    """Issue 25's suite goals, met only when every run meets them."""
+def goals(fig: dict[str, Any], episodes: int) -> dict[str, Any]:
+    """Issue 25's suite goals, met only when every run meets them, and judged only on a whole suite."""
+    wall, sm = f"suite_wall_s_le_{GOAL_SUITE_WALL_S:g}", f"sm_activity_ge_{GOAL_SM_ACTIVITY_PCT:g}"
+    if episodes < WHOLE_SUITE_EPISODES:
+        return {
+            wall: None,
+            sm: None,
+            "note": f"not judged: {episodes} episodes, the goals are for the whole suite ({WHOLE_SUITE_EPISODES})",
+        }
     return {
-        f"suite_wall_s_le_{GOAL_SUITE_WALL_S:g}": all(w <= GOAL_SUITE_WALL_S for w in fig["wall_s"]),
-        f"sm_activity_ge_{GOAL_SM_ACTIVITY_PCT:g}": all(
-            s is not None and s >= GOAL_SM_ACTIVITY_PCT for s in fig["sm_activity"]
-        ),
+        wall: all(w <= GOAL_SUITE_WALL_S for w in fig["wall_s"]),
+        sm: all(s is not None and s >= GOAL_SM_ACTIVITY_PCT for s in fig["sm_activity"]),
     }
 
 
@@ -166,7 +172,7 @@ def assemble(
         "episodes": docs[0]["suite_7b"]["episodes"],
         **{k: first[k] for k in ("max_steps", "settle_steps", "cameras", "resolution", "machine")},
         "rlinf_bench": {**fig, "policy": "bench/llama_policy.py 7B stand-in served with rlinf-bench serve-policy"},
-        "goals_met": goals(fig),
+        "goals_met": goals(fig, docs[0]["suite_7b"]["episodes"]),
         "vla_eval": peer_figures([load_peer_run(p, first) for p in peer_paths], fig["wall_s"])
         if peer_paths
         else previous.get("vla_eval", {"version": "0.8.0", "wall_s": None, "note": "not measured yet"}),

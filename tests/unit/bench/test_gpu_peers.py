@@ -109,3 +109,19 @@ def test_given_fewer_peer_runs_than_ours_then_the_pairing_is_refused(tmp_path: P
 
     with pytest.raises(SystemExit, match="one per --suite-runs file"):
         assemble(ours, "lease", {}, None, [], [_write(tmp_path, "vla_0.json", _peer(400.0))])
+
+
+def test_given_runs_of_part_of_the_suite_then_the_whole_suite_goals_are_not_judged(tmp_path: Path) -> None:
+    ours = [_write(tmp_path, f"ours_{k}.json", _ours(48.0, trials=4)) for k in range(2)]
+
+    doc = assemble(ours, "lease", {}, None, [])
+
+    assert doc["goals_met"]["suite_wall_s_le_270"] is None and "whole suite" in doc["goals_met"]["note"]
+
+
+def test_given_two_whole_suite_runs_then_each_goal_is_met_only_when_both_meet_it(tmp_path: Path) -> None:
+    ours = [_write(tmp_path, f"ours_{k}.json", _ours(w, trials=50)) for k, w in enumerate((260.0, 280.0))]
+
+    doc = assemble(ours, "lease", {}, None, [])
+
+    assert doc["goals_met"] == {"suite_wall_s_le_270": False, "sm_activity_ge_75": False}
