@@ -152,6 +152,11 @@ class Verdict(_Model):
     paired: bool = False
     units: int = Field(default=0, description="Initial-state clusters (paired) or effective episodes compared")
     reason: str = ""
+    caveat: str = Field(
+        default="",
+        description="A difference from the reference that leaves the verdict standing but must be read with it, "
+        "e.g. 'decoding differs: greedy vs sampled T=1.6' (differences in max steps or settle are not_comparable)",
+    )
     mde: float | None = Field(
         default=None,
         description="Smallest drop below the reference (fraction, tolerance included) this test detects with "

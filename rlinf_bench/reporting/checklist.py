@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rlinf_bench.contracts import CheckpointReport, ProbeName, ProbeResult, SuiteReport, VerdictValue
-from rlinf_bench.reporting.format import pct
+from rlinf_bench.reporting.format import pct, verdict_against
 from rlinf_bench.reporting.infra_rows import infra_checks
 
 Status = Literal["pass", "fail", "not run"]
@@ -72,7 +72,8 @@ def validation_checklist(
         items.append(ChecklistItem(range_item, "not run", "no baseline selected"))
     else:
         evidence = "; ".join(
-            f"{v.suite} {pct(v.estimate)} vs {v.against} {pct(v.reference)}: {v.value.value}" for v in baseline_verdicts
+            f"{v.suite} {pct(v.estimate)} vs {verdict_against(v)} {pct(v.reference)}: {v.value.value}"
+            for v in baseline_verdicts
         )
         values = {v.value for v in baseline_verdicts}
         status: Status = (

@@ -36,8 +36,10 @@ def pvalue(p: float | None) -> str:
 
 
 def verdict_against(v: Verdict) -> str:
+    """What a verdict was measured against, with its caveat: ``libero/x (decoding differs: greedy vs sampled T=1.6)``."""
     target = v.against if v.kind == "baseline" else f"{v.kind} ({v.reference_label})"
-    return f"{target} / {v.task}" if v.task else target
+    target = f"{target} / {v.task}" if v.task else target
+    return f"{target} ({v.caveat})" if v.caveat else target
 
 
 def checkpoint_title(report: CheckpointReport) -> str:

@@ -7,6 +7,7 @@ import pytest
 
 from rlinf_bench.baselines import Baseline, get_baseline
 from rlinf_bench.contracts import RunStatus, VerdictValue
+from rlinf_bench.reporting.format import verdict_against
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint, aggregate_suite
 from rlinf_bench.stats.verdicts import VerdictConfig, apply_verdicts, baseline_verdicts, reference_verdict
 from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs, make_run
@@ -248,12 +249,43 @@ def test_given_an_oft_protocol_run_then_an_rlinf_baseline_is_not_comparable_what
         assert "settle gripper -1 vs 0" in v.reason and "--protocol rlinf" in v.reason
 
 
-def test_given_the_rlinf_protocol_but_greedy_decoding_then_still_not_comparable_naming_the_decoding() -> None:
+def test_given_the_rlinf_protocol_but_greedy_decoding_then_a_verdict_that_names_the_decoding() -> None:
     runs = _runs([1] * 49 + [0], "rlinf")
     greedy = [r.model_copy(update={"protocol": r.protocol.model_copy(update={"decoding": "greedy"})}) for r in runs]
     v = verdict(greedy, get_baseline("libero/openvla-oft-rlinf"))
-    assert v.value == VerdictValue.NOT_COMPARABLE
-    assert v.reason.startswith("measured under another protocol: decoding greedy vs sampling (temperature 1.6)")
+    # Same episodes (steps, settle), other decoding: tested, and the difference travels with the verdict.
+    assert v.value in (VerdictValue.WITHIN, VerdictValue.BELOW, VerdictValue.ABOVE)
+    assert v.p_value is not None and v.test
+    assert v.caveat == "decoding differs: greedy vs sampled T=1.6"
+    assert verdict_against(v) == "libero/openvla-oft-rlinf (decoding differs: greedy vs sampled T=1.6)"
+
+
+def test_given_the_same_decoding_as_the_paper_then_no_caveat() -> None:
+    v = verdict(_runs([1] * 49 + [0], "rlinf"), get_baseline("libero/openvla-oft-rlinf"))
+    assert v.caveat == "" and verdict_against(v) == "libero/openvla-oft-rlinf"
+
+
+def test_given_greedy_runs_of_all_four_suites_then_the_papers_average_is_tested_with_the_decoding_named() -> None:
+    runs = [r for s in LIBERO4 for r in _runs([1] * 49 + [0], "rlinf", suite=s)]
+    greedy = [r.model_copy(update={"protocol": r.protocol.model_copy(update={"decoding": "greedy"})}) for r in runs]
+    report = apply_verdicts(
+        aggregate_checkpoint([SourcedRun(f"{r.suite}{r.run_index}", r) for r in greedy]),
+        [get_baseline("libero/openvla-oft-rlinf")],
+    )
+    (avg,) = report.average_verdicts
+    assert avg.value != VerdictValue.NOT_COMPARABLE and avg.caveat == "decoding differs: greedy vs sampled T=1.6"
+
+
+def test_given_a_run_with_the_default_protocol_then_the_default_baseline_is_comparable() -> None:
+    from rlinf_bench.contracts import CheckpointRef, EvalRequest
+
+    request = EvalRequest(
+        checkpoint=CheckpointRef(uri="s3://b/e/checkpoints/global_step_1", experiment="e", global_step=1)
+    )
+    assert request.protocol == "rlinf"  # the protocol of the default baseline (the paper's numbers)
+    assert {r.protocol for r in request.expand()} == {"rlinf"}
+    v = verdict(_runs([1] * 49 + [0], request.protocol), get_baseline(request.baselines[0]))
+    assert v.value != VerdictValue.NOT_COMPARABLE
 
 
 def test_given_a_baseline_without_a_protocol_then_the_runs_protocol_does_not_matter() -> None:
