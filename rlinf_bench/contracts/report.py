@@ -24,6 +24,8 @@ class VerdictValue(StrEnum):
     BELOW = "below"  # significantly below reference - tolerance
     INCOMPLETE = "incomplete"  # runs missing or failed: no verdict is given on partial data
     NOT_COMPARABLE = "not_comparable"  # the reference was measured under another protocol (max steps, settle...)
+    # neither below nor above, but the test could not see a drop that matters (MDE > tolerance + 5 points)
+    INCONCLUSIVE = "inconclusive"
 
 
 class _Model(BaseModel):

@@ -76,12 +76,13 @@ def validation_checklist(
             for v in baseline_verdicts
         )
         values = {v.value for v in baseline_verdicts}
+        # Pass needs a decisive good verdict: not comparable, inconclusive or incomplete answer nothing.
         status: Status = (
             "fail"
             if VerdictValue.BELOW in values
-            else "not run"
-            if VerdictValue.INCOMPLETE in values or values == {VerdictValue.NOT_COMPARABLE}
             else "pass"
+            if values & {VerdictValue.WITHIN, VerdictValue.ABOVE} and VerdictValue.INCOMPLETE not in values
+            else "not run"
         )
         items.append(ChecklistItem(range_item, status, evidence))
     items.append(

@@ -10,7 +10,10 @@ VERDICT_MARK = {
     VerdictValue.BELOW: "▼ below",
     VerdictValue.INCOMPLETE: "◌ incomplete",
     VerdictValue.NOT_COMPARABLE: "≠ not comparable",
+    VerdictValue.INCONCLUSIVE: "◇ inconclusive",
 }
+#: The verdicts that answer the question "is it worse, as good, better?"; the others say why not.
+DECISIVE = (VerdictValue.BELOW, VerdictValue.WITHIN, VerdictValue.ABOVE)
 
 
 def pct(x: float | None, digits: int = 1) -> str:
@@ -48,23 +51,50 @@ def checkpoint_title(report: CheckpointReport) -> str:
     return f"{exp}{step}"
 
 
+def verdict_word(v: Verdict) -> str:
+    """The mark and word of a verdict; an underpowered one says what it could see:
+    ``◇ inconclusive (underpowered: sees drops ≥ 152.0 pts)``."""
+    if v.value == VerdictValue.INCONCLUSIVE and v.mde is not None:
+        return f"{VERDICT_MARK[v.value]} (underpowered: sees drops ≥ {100 * v.mde:.1f} pts)"
+    return VERDICT_MARK[v.value]
+
+
+def _names(verdicts: list[Verdict]) -> str:
+    seen = dict.fromkeys(v.against if v.kind == "baseline" else v.kind for v in verdicts)
+    return ", ".join(seen)
+
+
+def _why_none(verdicts: list[Verdict]) -> str:
+    """Why no verdict is decisive: ``the only reference was not comparable``, or the counts of each reason."""
+    if not verdicts:
+        return "no reference (no baseline selected and no earlier checkpoint)"
+    words = {
+        VerdictValue.NOT_COMPARABLE: "not comparable",
+        VerdictValue.INCONCLUSIVE: "inconclusive (underpowered)",
+        VerdictValue.INCOMPLETE: "incomplete",
+    }
+    if len(verdicts) == 1:
+        return f"the only reference was {words[verdicts[0].value]}"
+    counts = {w: sum(v.value == value for v in verdicts) for value, w in words.items()}
+    return f"{len(verdicts)} references: " + ", ".join(f"{n} {w}" for w, n in counts.items() if n)
+
+
 def headline(report: CheckpointReport) -> str:
-    """One line: SR, completeness and the worst verdict, for subjects and notifications."""
-    worst = "no verdicts"
-    order = [VerdictValue.INCOMPLETE, VerdictValue.BELOW, VerdictValue.WITHIN, VerdictValue.ABOVE]
-    values = {v.value for v in report.verdicts}
-    for value in order:
-        if value in values:
-            worst = {
-                VerdictValue.INCOMPLETE: "INCOMPLETE",
-                VerdictValue.BELOW: "BELOW a reference",
-                VerdictValue.WITHIN: "within references",
-                VerdictValue.ABOVE: "above references",
-            }[value]
-            break
-    if any(v.value == VerdictValue.BELOW and v.environment_changes for v in report.verdicts):
-        worst += "; environment changed"  # the first thing to know about a regression
-    return f"{checkpoint_title(report)}: SR {pct(report.success_rate)} ({worst})"
+    """One line for subjects and notifications: SR, then the decisive verdicts only (below first), or
+    plainly that none was reached and why: ``SR 0.0% — no decisive verdict: the only reference was not
+    comparable``."""
+    verdicts = report.verdicts
+    decisive = [v for v in verdicts if v.value in DECISIVE]
+    parts = []
+    for value, word in ((VerdictValue.BELOW, "BELOW"), (VerdictValue.WITHIN, "within"), (VerdictValue.ABOVE, "above")):
+        these = [v for v in decisive if v.value == value]
+        if these:
+            parts.append(f"{word} {_names(these)}")
+    said = "; ".join(parts) if parts else f"no decisive verdict: {_why_none(verdicts)}"
+    if any(v.value == VerdictValue.BELOW and v.environment_changes for v in verdicts):
+        said += "; environment changed"  # the first thing to know about a regression
+    status = "" if report.complete else "INCOMPLETE, "
+    return f"{checkpoint_title(report)}: SR {pct(report.success_rate)} — {status}{said}"
 
 
 def mde_text(v: Verdict) -> str:

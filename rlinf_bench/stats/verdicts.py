@@ -3,7 +3,8 @@
 Rule for every comparison (alpha defaults to 0.05):
 - below  when the one-sided test "rate < reference - tolerance" rejects;
 - above  when the one-sided test "rate > reference" rejects;
-- within otherwise;
+- within otherwise, when the test could see a drop of tolerance + 5 points (``power_margin``);
+- inconclusive when it could not ("underpowered: sees drops ≥ X pts", :mod:`rlinf_bench.stats.power_words`);
 - incomplete whenever a run of this suite (or of the reference) is missing or failed;
 - not_comparable when a baseline was measured with other episode settings than the runs (max steps,
   settle steps, settle gripper): such numbers are never set against each other, whatever they say; a
@@ -25,6 +26,7 @@ from rlinf_bench.protocols import RunProtocol, decoding_difference, episode_diff
 from rlinf_bench.stats.flips import flipped_states
 from rlinf_bench.stats.intervals import clustered_interval
 from rlinf_bench.stats.power import mde_constant, mde_paired, mde_two_proportion
+from rlinf_bench.stats.power_words import POWER_MARGIN, mark_underpowered
 from rlinf_bench.stats.provenance_diff import changes_line, environment_changes
 from rlinf_bench.stats.reference_match import reference_differences
 from rlinf_bench.stats.significance import (
@@ -43,6 +45,7 @@ class VerdictConfig:
     tolerance: float = 0.02  # vs published baselines: papers report 3-run means, small drift is expected
     tolerance_previous: float = 0.0  # vs own checkpoints: any significant drop is worth knowing
     alpha: float = 0.05
+    power_margin: float = POWER_MARGIN  # within needs an MDE <= tolerance + this, else inconclusive
 
     def __post_init__(self) -> None:
         if not 0 <= self.tolerance < 1 or not 0 <= self.tolerance_previous < 1:
@@ -426,6 +429,8 @@ def apply_verdicts(
             )
             for v in verdicts:
                 v.reason = f"{v.reason}; {note}" if v.reason else note
+        mark_underpowered(verdicts, cfg.power_margin)
         suite.verdicts = verdicts
     report.average_verdicts = average_verdicts(report, baselines, cfg)
+    mark_underpowered(report.average_verdicts, cfg.power_margin)
     return report
