@@ -21,6 +21,27 @@ def pct(x: float | None, digits: int = 1) -> str:
     return "—" if x is None else f"{100 * x:.{digits}f}%"
 
 
+def human(value: float | None, unit: str = "") -> str:
+    """A measured value for people: ``255 MB/s``, ``2``, ``85.2%``, ``0.0123 s``; ``not measured`` when absent.
+
+    Counts carry no unit ("2", not "2.0 count"); three significant digits at most below 100.
+    """
+    if value is None:
+        return "not measured"
+    if float(value).is_integer() and abs(value) < 1e15:
+        number = f"{int(value):,}"
+    elif abs(value) >= 100:
+        number = f"{value:,.0f}"
+    elif abs(value) >= 10:
+        number = f"{value:.1f}"
+    else:
+        number = f"{value:.3g}"
+    unit = "" if unit in ("count", "") else unit
+    if not unit:
+        return number
+    return f"{number}{unit}" if unit == "%" else f"{number} {unit}"
+
+
 def interval(low: float | None, high: float | None) -> str:
     return "—" if low is None or high is None else f"[{100 * low:.1f}, {100 * high:.1f}]"
 
