@@ -117,7 +117,7 @@ def test_given_a_regression_and_a_failing_probe_then_checklist_fails_with_eviden
     sr = items["Success rates are in expected range (compare to paper)"]
     assert sr.status == "fail" and "below" in sr.evidence
     gpu = items["GPU utilization > 70% during policy updates"]
-    assert gpu.status == "fail" and "util_update_pct=42 % (target > 70): fail" in gpu.evidence
+    assert gpu.status == "fail" and "util_update_pct=42% (target > 70%): fail" in gpu.evidence
     assert items["Results are logged to MLflow for comparison"].status == "pass"
 
 
