@@ -9,6 +9,7 @@ as a data URI, so no other object needs a signature). In the embedded default it
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
@@ -29,6 +30,29 @@ def _page_of(site: str) -> str:
     return f"{base}/{_PAGE}"
 
 
+def _sigv4(s3: Any) -> Any:
+    """A client like ``s3`` (region, endpoint, credentials) that signs with SigV4: SigV2 URLs are refused by
+    newer regions, and SigV4 honours ``ExpiresIn`` up to 7 days."""
+    import boto3
+    from botocore.config import Config
+
+    # Always a new client: a client built without an explicit signature_version reports s3v4 in its
+    # config yet presigns with SigV2 in us-east-1.
+    meta = s3.meta
+    # The injected client's own credentials (botocore keeps them on its signer), not the environment's.
+    signer_creds = s3._request_signer._credentials
+    creds = signer_creds.get_frozen_credentials() if signer_creds is not None else None
+    return boto3.client(
+        "s3",
+        region_name=meta.region_name,
+        endpoint_url=meta.endpoint_url,
+        aws_access_key_id=creds.access_key if creds else None,
+        aws_secret_access_key=creds.secret_key if creds else None,
+        aws_session_token=creds.token if creds else None,
+        config=Config(signature_version="s3v4"),
+    )
+
+
 def report_url(report: CheckpointReport, storage: Storage, *, local_html: str = "") -> str:
     """A presigned HTTPS URL of the stored report page, ``local_html`` when given, the page's local path for
     a local results prefix; '' when the report has no site (the message then names the stored report)."""
@@ -42,7 +66,7 @@ def report_url(report: CheckpointReport, storage: Storage, *, local_html: str = 
         return page
     loc = parse_s3(page, need_key=True)
     try:
-        url = storage.s3.generate_presigned_url(
+        url = _sigv4(storage.s3).generate_presigned_url(
             "get_object", Params={"Bucket": loc.bucket, "Key": loc.key}, ExpiresIn=PRESIGN_EXPIRES_S
         )
     except Exception as exc:  # a signing failure must not stop the message: it falls back to the stored URI

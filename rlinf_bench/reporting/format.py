@@ -91,13 +91,13 @@ def _why_none(verdicts: list[Verdict]) -> str:
         return "no reference (no baseline selected and no earlier checkpoint)"
     words = {
         VerdictValue.NOT_COMPARABLE: "not comparable",
-        VerdictValue.INCONCLUSIVE: "inconclusive (underpowered)",
+        VerdictValue.INCONCLUSIVE: "inconclusive",
         VerdictValue.INCOMPLETE: "incomplete",
     }
     if len(verdicts) == 1:
         return f"the only reference was {words[verdicts[0].value]}"
     counts = {w: sum(v.value == value for v in verdicts) for value, w in words.items()}
-    return f"{len(verdicts)} references: " + ", ".join(f"{n} {w}" for w, n in counts.items() if n)
+    return ", ".join(f"{n} {w}" for w, n in counts.items() if n)
 
 
 def headline(report: CheckpointReport) -> str:

@@ -36,7 +36,7 @@ def test_given_one_episode_per_task_then_within_vs_previous_is_never_claimed() -
     assert v.value == VerdictValue.INCONCLUSIVE
     assert verdict_word(v).startswith("◇ inconclusive (underpowered: sees drops ≥ ")
     assert "within" not in headline(report)
-    assert headline(report).endswith("no decisive verdict: the only reference was inconclusive (underpowered)")
+    assert headline(report).endswith("no decisive verdict: the only reference was inconclusive")
 
 
 def test_given_decisive_and_undecided_verdicts_then_only_the_decisive_ones_are_named() -> None:
