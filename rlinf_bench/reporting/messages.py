@@ -64,7 +64,7 @@ def summary_notification(
     problems: list[str] = []
     if mlflow_error:
         problems.append(f"MLflow publish failed: {cut(mlflow_error, ERROR_TEXT_MAX_CHARS)}")
-    problems += [f"Failed: {cut(line, ERROR_TEXT_MAX_CHARS, rest_in=where)}" for line in failed_runs]
+    problems += [f"Failed: {cut(_one_line(line), ERROR_TEXT_MAX_CHARS, rest_in=where)}" for line in failed_runs]
     problems += [cut(note, ERROR_TEXT_MAX_CHARS, rest_in=where) for note in notes]
     return Notification(
         kind="summary",
@@ -107,6 +107,14 @@ def failure_notification(
         blocks.append(section(slack("\n".join(log_lines), multiline=True), rest_in=slack(rest_in)))
     slack_doc = {"text": slack(subject), "blocks": fit_blocks(blocks, rest_in=slack(rest_in))}
     return Notification(kind="failure", subject=subject, text=text, slack=slack_doc, full_text_at=rest_in)
+
+
+def _one_line(text: str) -> str:
+    """A failure with a log tail, for one line of the summary: the reason (which names the log file) and
+    the tail's last line, where the exception usually is; the failure notice keeps every line."""
+    first, *rest = text.split("\n")
+    last = next((line.strip() for line in reversed(rest) if line.strip()), "")
+    return f"{first.rstrip()} … {last}" if last else first
 
 
 def _no_dangling_tail(text: str, rest_in: str) -> str:

@@ -43,3 +43,17 @@ def test_a_reason_that_announces_log_lines_and_has_none_says_where_the_cause_is(
     )
     assert not note.text.rstrip().endswith("last log lines:")
     assert "last log lines: none captured; the whole cause is in the execution history of e1" in note.text
+
+
+def test_the_summary_states_a_failed_run_on_one_line_with_its_last_log_line() -> None:
+    from rlinf_bench.reporting.messages import summary_notification
+    from tests.unit.pipeline.test_messages_and_slack import report
+
+    failed = (
+        "libero_goal run 1: exit code 1; last log lines (whole log: /o/jobs/r1.log):\nstep 3\nRuntimeError: CUDA OOM\n"
+    )
+    note = summary_notification(report(), failed_runs=[failed])
+    first = note.text.splitlines()[0]
+    assert first == (
+        "Failed: libero_goal run 1: exit code 1; last log lines (whole log: /o/jobs/r1.log): … RuntimeError: CUDA OOM"
+    )
