@@ -65,3 +65,12 @@ def test_given_no_reference_at_all_then_the_headline_says_so() -> None:
     assert headline(report).endswith(
         "no decisive verdict: no reference (no baseline selected and no earlier checkpoint)"
     )
+
+
+def test_an_inconclusive_paper_verdict_does_not_pass_the_checklist() -> None:
+    from rlinf_bench.reporting.checklist import validation_checklist
+
+    report = apply_verdicts(_report(100, {t: [1] for t in range(10)}), [PAPER])
+    assert [v.value for v in report.verdicts] == [VerdictValue.INCONCLUSIVE]
+    items = {i.item: i for i in validation_checklist([report])}
+    assert items["Success rates are in expected range (compare to paper)"].status == "not run"
