@@ -57,7 +57,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--protocol",
         choices=("oft", "rlinf"),
-        help="episode settings of a reference evaluation: oft (default: OpenVLA-OFT's max steps, 10 settle steps with the gripper open, 256 px) or rlinf (RLinf v0.3: 512/520 steps, 15 settle steps at gripper 0)",
+        help="episode settings of a reference evaluation: rlinf (default: RLinf v0.3's, as the default baseline, "
+        "512/520 steps, 15 settle steps at gripper 0) or oft (OpenVLA-OFT's max steps, 10 settle steps with the "
+        "gripper open); both render 256 px",
     )
     p.add_argument("--max-steps", type=int, metavar="N", help="policy steps per episode (default: the protocol's)")
     p.add_argument("--seed", type=int, metavar="S", help="run seed; episode seeds derive from it (default 0)")

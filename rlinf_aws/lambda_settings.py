@@ -36,6 +36,10 @@ class PipelineSettings(BaseModel):
         default_factory=dict, description="JOB_ENV: JSON object of extra environment variables for every Job"
     )
     region: str = Field(default="", description="AWS_REGION: passed to Jobs so their callbacks reach Step Functions")
+    report_html: str = Field(
+        default="",
+        description="REPORT_HTML: a local report.html the summary links instead of a presigned URL (embedded default)",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> PipelineSettings:
@@ -59,6 +63,7 @@ class PipelineSettings(BaseModel):
                 slack_webhook_secret_arn=env.get("SLACK_WEBHOOK_SECRET_ARN", ""),
                 job_env=job_env,
                 region=env.get("AWS_REGION", "") or env.get("AWS_DEFAULT_REGION", ""),
+                report_html=env.get("REPORT_HTML", ""),
             )
         except ValidationError as exc:
             raise ConfigError(f"workflow settings from the environment are invalid: {exc}") from exc

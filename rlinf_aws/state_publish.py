@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlinf_aws.report_link import report_url
 from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.contracts.workflow import AggregateResult, PublishResult
 from rlinf_bench.document_store import Storage
@@ -57,8 +58,13 @@ def publish(
     topic_arn: str,
     mlflow: Callable[[], MlflowClient] | None = None,
     experiment: str = "RLinf",
+    report_html: str = "",
 ) -> PublishResult:
-    """MLflow (when configured), then the one summary message; MLflow failures are reported, not raised."""
+    """MLflow (when configured), then the one summary message; MLflow failures are reported, not raised.
+
+    The message links the report once: a presigned HTTPS URL of the stored page, or ``report_html`` (the
+    embedded default's local page). The URL expires, so it goes into the message only, never the stored report.
+    """
     report = CheckpointReport.read(inp.report_uri, storage=storage)
     run_id: str | None = None
     mlflow_error = ""
@@ -73,6 +79,9 @@ def publish(
     if run_id:
         report.links["mlflow_run"] = run_id
         storage.write_text(inp.report_uri, report.to_json())
+    url = report_url(report, storage, local_html=report_html)
+    if url:
+        report.links = {**report.links, "report_url": url}
     note = summary_notification(report, failed_runs=inp.failed_runs, notes=inp.notes, mlflow_error=mlflow_error)
     message_id = send(note, sns=sns, topic_arn=topic_arn)
     return PublishResult(

@@ -1,10 +1,11 @@
 """Evaluation protocols: the episode settings a success rate was measured under.
 
 Two LIBERO success rates are only comparable when their episodes were allowed the same number of
-steps, settled the same way and decoded the same way. A *profile* (``--protocol oft|rlinf``) sets
+steps and settled the same way (:func:`episode_differences`); a difference in decoding (greedy vs
+sampled) leaves the episode what it was and is stated next to the verdict (:func:`decoding_difference`). A *profile* (``--protocol oft|rlinf``) sets
 those knobs as a reference evaluation does; the run records what it actually used
 (:class:`RunProtocol`), and every baseline records what its source used (:class:`BaselineProtocol`).
-:func:`protocol_differences` says why two of them are not comparable. Cheap to import (no simulator).
+:func:`protocol_differences` lists every setting that differs. Cheap to import (no simulator).
 
 Sources (docs/evaluation.md, "How our numbers compare", gives file and line):
 
@@ -36,9 +37,12 @@ __all__ = [
     "EpisodeErrorPolicy",
     "ProtocolProfile",
     "RunProtocol",
+    "decoding_difference",
+    "episode_differences",
     "get_profile",
     "protocol_differences",
     "sampling",
+    "short_decoding",
 ]
 
 PROFILES: Registry[ProtocolProfile] = Registry("protocol")
@@ -83,8 +87,9 @@ def get_profile(name: str) -> ProtocolProfile:
     return PROFILES.get(name)
 
 
-def protocol_differences(run: RunProtocol, baseline: BaselineProtocol, suite: str) -> list[str]:
-    """Why a run of ``suite`` cannot be set beside a baseline: one phrase per differing setting (empty: comparable)."""
+def episode_differences(run: RunProtocol, baseline: BaselineProtocol, suite: str) -> list[str]:
+    """The settings that change what an episode *is* (max steps, settle steps, settle gripper): one phrase
+    per difference; any of them makes the two rates different quantities (empty: comparable)."""
     out: list[str] = []
     ref_steps = baseline.max_steps.get(suite)
     if ref_steps is not None and ref_steps != run.max_steps:
@@ -93,6 +98,31 @@ def protocol_differences(run: RunProtocol, baseline: BaselineProtocol, suite: st
         out.append(f"settle steps {run.settle_steps} vs {baseline.settle_steps}")
     if baseline.settle_gripper != run.settle_gripper:
         out.append(f"settle gripper {run.settle_gripper:g} vs {baseline.settle_gripper:g}")
+    return out
+
+
+def short_decoding(decoding: str) -> str:
+    """``sampled T=1.6`` for ``sampling (temperature 1.6)``; any other label as it is."""
+    prefix, suffix = "sampling (temperature ", ")"
+    if decoding.startswith(prefix) and decoding.endswith(suffix):
+        return f"sampled T={decoding[len(prefix) : -len(suffix)]}"
+    return decoding
+
+
+def decoding_difference(run: RunProtocol, baseline: BaselineProtocol) -> str | None:
+    """``decoding differs: greedy vs sampled T=1.6`` when the run decodes otherwise than the baseline.
+
+    Decoding does not change what an episode is (same steps, same start): the verdict is given, and this
+    phrase goes on it, because sampling at a high temperature can move a success rate by points.
+    """
+    if run.decoding == baseline.decoding:
+        return None
+    return f"decoding differs: {short_decoding(run.decoding)} vs {short_decoding(baseline.decoding)}"
+
+
+def protocol_differences(run: RunProtocol, baseline: BaselineProtocol, suite: str) -> list[str]:
+    """Every setting that differs between a run of ``suite`` and a baseline, decoding included (empty: same)."""
+    out = episode_differences(run, baseline, suite)
     if baseline.decoding != run.decoding:
         out.append(f"decoding {run.decoding} vs {baseline.decoding}")
     return out

@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--strict",
         action="store_true",
         help="exit 1 unless every suite has all its runs and every verdict is decisive and good (above or within): "
-        "below, incomplete, not_comparable, or no verdict at all exit 1, the reasons on stderr",
+        "below, inconclusive, incomplete, not_comparable, or no verdict at all exit 1, the reasons on stderr",
     )
     p.add_argument(
         "--adaptive",

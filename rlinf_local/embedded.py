@@ -143,6 +143,10 @@ class Embedded:
             Adaptation("COMPUTE=local:DIR/jobs for the submitter and the notifier", "Jobs run as local subprocesses"),
             Adaptation("JOB_ENV: the moto endpoint and dummy credentials", "Jobs call back to the local account"),
             Adaptation("images are placeholder digests", "the LocalExecutor runs the Job command with this venv"),
+            Adaptation(
+                "REPORT_HTML=DIR/report/report.html: the summary links that page",
+                "a presigned URL of the local bucket points into a moto server that is gone after the run",
+            ),
         ]
         if not http_uri:
             changes.append(
@@ -163,6 +167,9 @@ class Embedded:
             "AWS_REGION": "us-east-1",
             # One line per invocation at INFO would bury the progress; warnings and errors still show.
             "POWERTOOLS_LOG_LEVEL": os.environ.get("RLINF_BENCH_LAMBDA_LOG_LEVEL", "WARNING"),
+            # The summary links the report a person can open here: the page each run leaves in DIR/report/
+            # (a presigned URL of the local bucket would point into a moto server gone after the run).
+            "REPORT_HTML": str(self.out / "report" / "report.html"),
         }
         folders = function_folders()
         for logical, (name, env) in self.stack.functions.items():

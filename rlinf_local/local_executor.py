@@ -64,6 +64,15 @@ def _tail(path: Path, lines: int) -> str:
         return "".join(deque(fh, maxlen=lines)).rstrip("\n")
 
 
+def log_excerpt(path: Path) -> str:
+    """What a failure message ends with: the file that holds the whole log, then its last lines; when the
+    Job wrote nothing, that it wrote nothing (never a bare "last log lines:")."""
+    tail = _tail(path, MESSAGE_TAIL_LINES)[-MESSAGE_TAIL_CHARS:]
+    if not tail.strip():
+        return f"the Job wrote no log lines (log file: {path})"
+    return f"last log lines (whole log: {path}):\n{tail}"
+
+
 def _fail_job_rule(bundle: JobBundle, code: int) -> int | None:
     """Index of the podFailurePolicy FailJob rule that ``code`` matches, as the Job controller applies it."""
     spec = bundle.job.spec
@@ -217,22 +226,20 @@ class LocalExecutor:
                 job.exit_code = code
             rule = _fail_job_rule(job.bundle, code)
             if rule is not None:
-                tail = _tail(job.log_path, MESSAGE_TAIL_LINES)[-MESSAGE_TAIL_CHARS:]
                 self._set(
                     job,
                     JobState.FAILED,
                     reason=FailureReason.POD_FAILURE_POLICY,
-                    message=f"exit code {code} matching FailJob rule at index {rule}; last log lines:\n{tail}",
+                    message=f"exit code {code} matching FailJob rule at index {rule}; {log_excerpt(job.log_path)}",
                 )
                 return
             if attempt + 1 < job.attempts_allowed:
                 self._set(job, JobState.PENDING)  # like a replacement pod waiting to start
-        tail = _tail(job.log_path, MESSAGE_TAIL_LINES)[-MESSAGE_TAIL_CHARS:]
         self._set(
             job,
             JobState.FAILED,
             reason=FailureReason.BACKOFF_LIMIT_EXCEEDED,
-            message=f"exit code {job.exit_code} after {job.failed} attempt(s); last log lines:\n{tail}",
+            message=f"exit code {job.exit_code} after {job.failed} attempt(s); {log_excerpt(job.log_path)}",
         )
 
     def _deadline(self, job: _LocalJob) -> None:

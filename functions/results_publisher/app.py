@@ -29,6 +29,7 @@ def lambda_handler(event: AggregateResult, context: LambdaContext) -> dict[str, 
         topic_arn=CLIENTS.settings.results_topic_arn,
         mlflow=CLIENTS.mlflow_factory(),
         experiment=CLIENTS.settings.mlflow_experiment,
+        report_html=CLIENTS.settings.report_html,
     )
     if result.mlflow_error:
         logger.error("MLflow publish failed; the SNS message says so", extra={"error": result.mlflow_error})

@@ -97,6 +97,6 @@ def _storage_target(metric: str, capacity_tib: float | None, tier: float | None)
         unit="MB/s",
         source=(
             f"FSx for Lustre provisioned throughput = {capacity_tib:g} TiB x {tier:g} MB/s/TiB = {value:g} MB/s "
-            "(REFERENCE.md section 5)"
+            "(AWS FSx for Lustre performance documentation)"
         ),
     )

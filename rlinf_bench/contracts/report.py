@@ -24,6 +24,8 @@ class VerdictValue(StrEnum):
     BELOW = "below"  # significantly below reference - tolerance
     INCOMPLETE = "incomplete"  # runs missing or failed: no verdict is given on partial data
     NOT_COMPARABLE = "not_comparable"  # the reference was measured under another protocol (max steps, settle...)
+    # neither below nor above, but the test could not see a drop that matters (MDE > tolerance + 5 points)
+    INCONCLUSIVE = "inconclusive"
 
 
 class _Model(BaseModel):
@@ -152,6 +154,11 @@ class Verdict(_Model):
     paired: bool = False
     units: int = Field(default=0, description="Initial-state clusters (paired) or effective episodes compared")
     reason: str = ""
+    caveat: str = Field(
+        default="",
+        description="A difference from the reference that leaves the verdict standing but must be read with it, "
+        "e.g. 'decoding differs: greedy vs sampled T=1.6' (differences in max steps or settle are not_comparable)",
+    )
     mde: float | None = Field(
         default=None,
         description="Smallest drop below the reference (fraction, tolerance included) this test detects with "

@@ -12,6 +12,7 @@ from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.identifiers import check_path_segments, check_request_id
 from rlinf_bench.contracts.layout import result_root, run_result_uri
 from rlinf_bench.contracts.probes import PROBE_REQUIRED_ARGS, ProbeName
+from rlinf_bench.contracts.protocol_profiles import DEFAULT_PROTOCOL
 from rlinf_bench.contracts.versioned import Contract
 
 #: The brief's defaults for every eval matrix (EvalMatrix): the paper's "Reference Results" suites,
@@ -139,7 +140,7 @@ class EvalRun(Contract):
     videos: int = Field(default=0, ge=0)
     output_uri: str | None = Field(default=None, description="Where the RunResult JSON goes (local path or s3://)")
     protocol: Literal["oft", "rlinf"] = Field(
-        default="oft", description="Episode settings profile (docs/evaluation.md)"
+        default=DEFAULT_PROTOCOL, description="Episode settings profile (docs/evaluation.md); default rlinf"
     )
     settle_steps: int | None = Field(default=None, ge=0, description="Override the protocol's settle steps")
     settle_gripper: float | None = Field(default=None, ge=-1, le=1, description="Override the settle action's gripper")
@@ -199,9 +200,11 @@ class EvalMatrix(BaseModel):
     policy: str = "builtin:demo"
     workers: int = Field(default=8, ge=1)
     protocol: Literal["oft", "rlinf"] = Field(
-        default="oft",
-        description="Episode settings of every run: oft (OpenVLA-OFT's) or rlinf (RLinf v0.3's); a baseline measured "
-        "under another protocol gets the verdict not_comparable (docs/evaluation.md)",
+        default=DEFAULT_PROTOCOL,
+        description="Episode settings of every run: rlinf (default, RLinf v0.3's, as the default baseline) or oft "
+        "(OpenVLA-OFT's); a baseline measured with other episode settings (max steps, settle) gets the verdict "
+        "not_comparable, one that only decodes otherwise gets its verdict with the difference named "
+        "(docs/evaluation.md)",
     )
     on_episode_error: Literal["fail-run", "fail-episode"] = Field(
         default="fail-run", description="A simulator exception fails the run, or only its episode (as OpenVLA-OFT)"

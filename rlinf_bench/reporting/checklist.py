@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rlinf_bench.contracts import CheckpointReport, ProbeName, ProbeResult, SuiteReport, VerdictValue
-from rlinf_bench.reporting.format import pct
+from rlinf_bench.reporting.format import human, pct, verdict_against
 from rlinf_bench.reporting.infra_rows import infra_checks
 
 Status = Literal["pass", "fail", "not run"]
@@ -41,8 +41,8 @@ def _probe_item(item: str, probes: dict[str, ProbeResult], name: str, metrics: s
     judged = [c for c in checks if c.verdict in ("pass", "fail")]
     parts = []
     for c in checks:
-        value = "not measured" if c.value is None else f"{c.value:g} {c.unit}"
-        target = f" (target {c.op} {c.target:g})" if c.target is not None else ""
+        value = human(c.value, c.unit)
+        target = f" (target {c.op} {human(c.target, c.unit)})" if c.target is not None else ""
         parts.append(f"{c.metric}={value}{target}: {c.verdict}")
     reason = f"; {p.reason}" if p.reason else ""
     status: Status = "fail" if any(c.verdict == "fail" for c in judged) else "pass" if judged else "not run"
@@ -72,15 +72,17 @@ def validation_checklist(
         items.append(ChecklistItem(range_item, "not run", "no baseline selected"))
     else:
         evidence = "; ".join(
-            f"{v.suite} {pct(v.estimate)} vs {v.against} {pct(v.reference)}: {v.value.value}" for v in baseline_verdicts
+            f"{v.suite} {pct(v.estimate)} vs {verdict_against(v)} {pct(v.reference)}: {v.value.value}"
+            for v in baseline_verdicts
         )
         values = {v.value for v in baseline_verdicts}
+        # Pass needs a decisive good verdict: not comparable, inconclusive or incomplete answer nothing.
         status: Status = (
             "fail"
             if VerdictValue.BELOW in values
-            else "not run"
-            if VerdictValue.INCOMPLETE in values or values == {VerdictValue.NOT_COMPARABLE}
             else "pass"
+            if values & {VerdictValue.WITHIN, VerdictValue.ABOVE} and VerdictValue.INCOMPLETE not in values
+            else "not run"
         )
         items.append(ChecklistItem(range_item, status, evidence))
     items.append(

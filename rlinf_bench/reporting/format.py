@@ -10,12 +10,36 @@ VERDICT_MARK = {
     VerdictValue.BELOW: "▼ below",
     VerdictValue.INCOMPLETE: "◌ incomplete",
     VerdictValue.NOT_COMPARABLE: "≠ not comparable",
+    VerdictValue.INCONCLUSIVE: "◇ inconclusive",
 }
+#: The verdicts that answer the question "is it worse, as good, better?"; the others say why not.
+DECISIVE = (VerdictValue.BELOW, VerdictValue.WITHIN, VerdictValue.ABOVE)
 
 
 def pct(x: float | None, digits: int = 1) -> str:
     """A fraction as a percentage string; '—' when absent."""
     return "—" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def human(value: float | None, unit: str = "") -> str:
+    """A measured value for people: ``255 MB/s``, ``2``, ``85.2%``, ``0.0123 s``; ``not measured`` when absent.
+
+    Counts carry no unit ("2", not "2.0 count"); three significant digits at most below 100.
+    """
+    if value is None:
+        return "not measured"
+    if float(value).is_integer() and abs(value) < 1e15:
+        number = f"{int(value):,}"
+    elif abs(value) >= 100:
+        number = f"{value:,.0f}"
+    elif abs(value) >= 10:
+        number = f"{value:.1f}"
+    else:
+        number = f"{value:.3g}"
+    unit = "" if unit in ("count", "") else unit
+    if not unit:
+        return number
+    return f"{number}{unit}" if unit == "%" else f"{number} {unit}"
 
 
 def interval(low: float | None, high: float | None) -> str:
@@ -36,8 +60,10 @@ def pvalue(p: float | None) -> str:
 
 
 def verdict_against(v: Verdict) -> str:
+    """What a verdict was measured against, with its caveat: ``libero/x (decoding differs: greedy vs sampled T=1.6)``."""
     target = v.against if v.kind == "baseline" else f"{v.kind} ({v.reference_label})"
-    return f"{target} / {v.task}" if v.task else target
+    target = f"{target} / {v.task}" if v.task else target
+    return f"{target} ({v.caveat})" if v.caveat else target
 
 
 def checkpoint_title(report: CheckpointReport) -> str:
@@ -46,23 +72,50 @@ def checkpoint_title(report: CheckpointReport) -> str:
     return f"{exp}{step}"
 
 
+def verdict_word(v: Verdict) -> str:
+    """The mark and word of a verdict; an underpowered one says what it could see:
+    ``◇ inconclusive (underpowered: sees drops ≥ 152.0 pts)``."""
+    if v.value == VerdictValue.INCONCLUSIVE and v.mde is not None:
+        return f"{VERDICT_MARK[v.value]} (underpowered: sees drops ≥ {100 * v.mde:.1f} pts)"
+    return VERDICT_MARK[v.value]
+
+
+def _names(verdicts: list[Verdict]) -> str:
+    seen = dict.fromkeys(v.against if v.kind == "baseline" else v.kind for v in verdicts)
+    return ", ".join(seen)
+
+
+def _why_none(verdicts: list[Verdict]) -> str:
+    """Why no verdict is decisive: ``the only reference was not comparable``, or the counts of each reason."""
+    if not verdicts:
+        return "no reference (no baseline selected and no earlier checkpoint)"
+    words = {
+        VerdictValue.NOT_COMPARABLE: "not comparable",
+        VerdictValue.INCONCLUSIVE: "inconclusive",
+        VerdictValue.INCOMPLETE: "incomplete",
+    }
+    if len(verdicts) == 1:
+        return f"the only reference was {words[verdicts[0].value]}"
+    counts = {w: sum(v.value == value for v in verdicts) for value, w in words.items()}
+    return ", ".join(f"{n} {w}" for w, n in counts.items() if n)
+
+
 def headline(report: CheckpointReport) -> str:
-    """One line: SR, completeness and the worst verdict, for subjects and notifications."""
-    worst = "no verdicts"
-    order = [VerdictValue.INCOMPLETE, VerdictValue.BELOW, VerdictValue.WITHIN, VerdictValue.ABOVE]
-    values = {v.value for v in report.verdicts}
-    for value in order:
-        if value in values:
-            worst = {
-                VerdictValue.INCOMPLETE: "INCOMPLETE",
-                VerdictValue.BELOW: "BELOW a reference",
-                VerdictValue.WITHIN: "within references",
-                VerdictValue.ABOVE: "above references",
-            }[value]
-            break
-    if any(v.value == VerdictValue.BELOW and v.environment_changes for v in report.verdicts):
-        worst += "; environment changed"  # the first thing to know about a regression
-    return f"{checkpoint_title(report)}: SR {pct(report.success_rate)} ({worst})"
+    """One line for subjects and notifications: SR, then the decisive verdicts only (below first), or
+    plainly that none was reached and why: ``SR 0.0% — no decisive verdict: the only reference was not
+    comparable``."""
+    verdicts = report.verdicts
+    decisive = [v for v in verdicts if v.value in DECISIVE]
+    parts = []
+    for value, word in ((VerdictValue.BELOW, "BELOW"), (VerdictValue.WITHIN, "within"), (VerdictValue.ABOVE, "above")):
+        these = [v for v in decisive if v.value == value]
+        if these:
+            parts.append(f"{word} {_names(these)}")
+    said = "; ".join(parts) if parts else f"no decisive verdict: {_why_none(verdicts)}"
+    if any(v.value == VerdictValue.BELOW and v.environment_changes for v in verdicts):
+        said += "; environment changed"  # the first thing to know about a regression
+    status = "" if report.complete else "INCOMPLETE, "
+    return f"{checkpoint_title(report)}: SR {pct(report.success_rate)} — {status}{said}"
 
 
 def mde_text(v: Verdict) -> str:

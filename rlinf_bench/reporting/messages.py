@@ -64,7 +64,7 @@ def summary_notification(
     problems: list[str] = []
     if mlflow_error:
         problems.append(f"MLflow publish failed: {cut(mlflow_error, ERROR_TEXT_MAX_CHARS)}")
-    problems += [f"Failed: {cut(line, ERROR_TEXT_MAX_CHARS, rest_in=where)}" for line in failed_runs]
+    problems += [f"Failed: {cut(_one_line(line), ERROR_TEXT_MAX_CHARS, rest_in=where)}" for line in failed_runs]
     problems += [cut(note, ERROR_TEXT_MAX_CHARS, rest_in=where) for note in notes]
     return Notification(
         kind="summary",
@@ -83,22 +83,45 @@ def failure_notification(
     ``rest_in`` names where the whole cause is (the execution's history) when ``reason`` has to be cut.
     """
     subject = subject_line(f"[rlinf-bench] FAILED: {what}")
-    why = cut(reason, ERROR_TEXT_MAX_CHARS, rest_in=rest_in)
-    lines = [f"Evaluation failed: {plain(what)}", "", f"Why: {plain(why)}"]
+    why = _no_dangling_tail(cut(reason, ERROR_TEXT_MAX_CHARS, rest_in=rest_in), rest_in)
+    first, *log_lines = why.split("\n")
+    if log_lines and first.rstrip().endswith(":"):
+        first = f"{first.rstrip()} at the end of this message"
+    lines = [f"Evaluation failed: {plain(what)}", "", f"Why: {plain(first)}"]
     if details:
         lines += ["", "Details:"] + [f"  - {plain(d)}" for d in details]
     if links:
         lines += ["", "Links:"] + [f"  {plain(link)}" for link in links]
     lines += ["", "No verdict was published. Fix the cause, then re-run with: rlinf-bench trigger --rerun ..."]
+    # A Job's last log lines keep their lines (each escaped), and the notice ends with them.
+    if log_lines:
+        lines += ["", "Last log lines:"] + [f"  | {plain(line)}" for line in log_lines]
     text = "\n".join(lines) + "\n"
     blocks: list[dict[str, Any]] = [
         header(slack_plain(f"Evaluation failed: {what}")),
-        section(f"*Why:* {slack(why)}", rest_in=slack(rest_in)),
+        section(f"*Why:* {slack(first)}", rest_in=slack(rest_in)),
     ]
     if details:
         blocks.append(section("\n".join(f"• {slack(d)}" for d in details), rest_in=slack(rest_in)))
+    if log_lines:
+        blocks.append(section(slack("\n".join(log_lines), multiline=True), rest_in=slack(rest_in)))
     slack_doc = {"text": slack(subject), "blocks": fit_blocks(blocks, rest_in=slack(rest_in))}
     return Notification(kind="failure", subject=subject, text=text, slack=slack_doc, full_text_at=rest_in)
+
+
+def _one_line(text: str) -> str:
+    """A failure with a log tail, for one line of the summary: the reason (which names the log file) and
+    the tail's last line, where the exception usually is; the failure notice keeps every line."""
+    first, *rest = text.split("\n")
+    last = next((line.strip() for line in reversed(rest) if line.strip()), "")
+    return f"{first.rstrip()} … {last}" if last else first
+
+
+def _no_dangling_tail(text: str, rest_in: str) -> str:
+    """A reason that announces log lines and has none gets told where they are (never a bare "last log lines:")."""
+    if text.rstrip().lower().endswith(("last log lines:", "last log lines")):
+        return f"{text.rstrip()} none captured; the whole cause is in {rest_in or 'the execution history'}"
+    return text
 
 
 def _publish_kwargs(note: Notification, text: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:

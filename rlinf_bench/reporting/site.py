@@ -17,7 +17,7 @@ from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.document_store import Storage, join
 from rlinf_bench.reporting.checklist import ChecklistItem, validation_checklist
-from rlinf_bench.reporting.format import checkpoint_title
+from rlinf_bench.reporting.format import checkpoint_title, human
 from rlinf_bench.reporting.html import render_html
 from rlinf_bench.reporting.infra_rows import infra_checks
 from rlinf_bench.reporting.markdown import (
@@ -78,9 +78,11 @@ def site_markdown(
             # A comparison (< before a space opens no tag) is shown as it is; anything else in a stored report
             # is escaped like the unit, which is the probe's.
             op = c.op if c.op in _COMPARISONS else md(c.op)
-            target = "—" if c.target is None else f"{op} {c.target:g} {md(c.unit)}"
-            value = "—" if c.value is None else f"{c.value:g} {md(c.unit)}"
-            parts.append(f"| {md(c.probe)} | {md(c.metric)} | {value} | {target} | {c.verdict} |")
+            target = "—" if c.target is None else f"{op} {md(human(c.target, c.unit))}"
+            value = "—" if c.value is None else md(human(c.value, c.unit))
+            # A measured value without a target was not judged: "no target", never "not_available".
+            word = "no target" if c.verdict == "not_available" and c.value is not None else c.verdict
+            parts.append(f"| {md(c.probe)} | {md(c.metric)} | {value} | {target} | {word} |")
     else:
         parts.append("_No probe results yet._")
     parts += ["", "## Validation checklist", "", "| item | status | evidence |", "| --- | --- | --- |"]

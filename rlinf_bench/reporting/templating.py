@@ -30,6 +30,7 @@ def environment() -> Environment:
     env.globals.update(
         mark=fmt.VERDICT_MARK,
         pct=fmt.pct,
+        human=fmt.human,
         interval=fmt.interval,
         mean_std=fmt.mean_std,
         pvalue=fmt.pvalue,

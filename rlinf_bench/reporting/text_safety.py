@@ -113,7 +113,10 @@ def slack_link(uri: str, label: str) -> str:
     """
     if not _linkable(uri):
         return slack(f"{label}: {uri}")
-    return f"<{quote(plain(uri), safe=_LINK_SAFE)}|{slack(label)}>"
+    # '&' separates a presigned URL's query parameters: percent-encoding it would break the signature,
+    # so it stays, written as Slack's entity (Slack decodes &amp; in link targets).
+    target = quote(plain(uri), safe=_LINK_SAFE + "&").replace("&", "&amp;")
+    return f"<{target}|{slack(label)}>"
 
 
 # Characters that open a link ([ ] and the image's !), an autolink or HTML (< >), an entity (&), a code

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rlinf_bench.contracts import AdaptiveStatus, CheckpointReport, SuiteReport, Verdict, VerdictValue
 from rlinf_bench.stats.adaptive import AdaptiveDesign, Look, look
+from rlinf_bench.stats.power_words import mark_underpowered, unmark_underpowered
 
 __all__ = ["apply_adaptive"]
 
@@ -33,6 +34,12 @@ def _suite(suite: SuiteReport, design: AdaptiveDesign) -> None:
             reason=f"{rounds} rounds exceed the design's {design.max_rounds}: fixed-protocol verdicts kept",
         )
         return
+    unmark_underpowered(suite.verdicts)  # the test is re-decided at this look, then worded again
+    _decide_look(suite, design, rounds)
+    mark_underpowered(suite.verdicts)
+
+
+def _decide_look(suite: SuiteReport, design: AdaptiveDesign, rounds: int) -> None:
     looks: list[tuple[Verdict, Look]] = [
         (v, look(design, rounds, v.p_value, v.p_value_above))  # type: ignore[arg-type]
         for v in suite.verdicts

@@ -3,10 +3,13 @@
 Rule for every comparison (alpha defaults to 0.05):
 - below  when the one-sided test "rate < reference - tolerance" rejects;
 - above  when the one-sided test "rate > reference" rejects;
-- within otherwise;
+- within otherwise, when the test could see a drop of tolerance + 5 points (``power_margin``);
+- inconclusive when it could not ("underpowered: sees drops ≥ X pts", :mod:`rlinf_bench.stats.power_words`);
 - incomplete whenever a run of this suite (or of the reference) is missing or failed;
-- not_comparable when a baseline was measured under another protocol than the runs (max steps, settle
-  steps, settle gripper, decoding): such numbers are never set against each other, whatever they say;
+- not_comparable when a baseline was measured with other episode settings than the runs (max steps,
+  settle steps, settle gripper): such numbers are never set against each other, whatever they say; a
+  baseline that only decodes otherwise (greedy vs sampled) gets its verdict, with the difference in
+  ``caveat`` ("decoding differs: greedy vs sampled T=1.6");
   and when the previous or best checkpoint ran another suite, task set, trials per task or protocol
   (:mod:`rlinf_bench.stats.reference_match` names the difference). "Best" is chosen among comparable
   checkpoints only.
@@ -19,10 +22,11 @@ from dataclasses import dataclass
 
 from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport, StateOutcome, SuiteReport, Verdict, VerdictValue
-from rlinf_bench.protocols import RunProtocol, protocol_differences
+from rlinf_bench.protocols import RunProtocol, decoding_difference, episode_differences
 from rlinf_bench.stats.flips import flipped_states
 from rlinf_bench.stats.intervals import clustered_interval
 from rlinf_bench.stats.power import mde_constant, mde_paired, mde_two_proportion
+from rlinf_bench.stats.power_words import POWER_MARGIN, mark_underpowered
 from rlinf_bench.stats.provenance_diff import changes_line, environment_changes
 from rlinf_bench.stats.reference_match import reference_differences
 from rlinf_bench.stats.significance import (
@@ -41,6 +45,7 @@ class VerdictConfig:
     tolerance: float = 0.02  # vs published baselines: papers report 3-run means, small drift is expected
     tolerance_previous: float = 0.0  # vs own checkpoints: any significant drop is worth knowing
     alpha: float = 0.05
+    power_margin: float = POWER_MARGIN  # within needs an MDE <= tolerance + this, else inconclusive
 
     def __post_init__(self) -> None:
         if not 0 <= self.tolerance < 1 or not 0 <= self.tolerance_previous < 1:
@@ -77,18 +82,32 @@ def _partial_suite(suite: SuiteReport) -> str | None:
     return f"only {len(suite.tasks)} of {spec.n_tasks} tasks evaluated"
 
 
+def _run_protocol(suite: SuiteReport) -> RunProtocol:
+    # Reports written before protocols were recorded ran OpenVLA-OFT's defaults.
+    return suite.protocol or RunProtocol(max_steps=_suite_max_steps(suite), settle_steps=10)
+
+
 def comparability(suite: SuiteReport, baseline: Baseline) -> str | None:
-    """Why ``suite``'s runs cannot be compared with ``baseline`` (None: they can, or nothing is known)."""
+    """Why ``suite``'s runs cannot be compared with ``baseline`` (None: they can, or nothing is known).
+
+    Only settings that change what an episode is count here; decoding is :func:`caveat`'s.
+    """
     if baseline.protocol is None:
         return None
-    runs = suite.protocol or RunProtocol(max_steps=_suite_max_steps(suite), settle_steps=10)
-    diffs = protocol_differences(runs, baseline.protocol, suite.suite)
+    diffs = episode_differences(_run_protocol(suite), baseline.protocol, suite.suite)
     if not diffs:
         return None
     return (
         f"measured under another protocol: {'; '.join(diffs)} (run vs {baseline.name}, {baseline.protocol.name} "
-        f"protocol); run with --protocol {baseline.protocol.name} and the same decoding for a verdict"
+        f"protocol); run with --protocol {baseline.protocol.name} for a verdict"
     )
+
+
+def caveat(suite: SuiteReport, baseline: Baseline) -> str:
+    """What the verdict against ``baseline`` must be read with: a decoding difference ('' when none)."""
+    if baseline.protocol is None:
+        return ""
+    return decoding_difference(_run_protocol(suite), baseline.protocol) or ""
 
 
 def _suite_max_steps(suite: SuiteReport) -> int:
@@ -165,7 +184,7 @@ def baseline_verdicts(suite: SuiteReport, baselines: Sequence[Baseline], cfg: Ve
                 common: dict[str, object] = {"tolerance": cfg.tolerance, "alpha": cfg.alpha}
                 out.append(_not_comparable(suite.suite, b.name, ref, reason, suite.success_rate_mean, **common))
             elif ref is not None:
-                out.append(_against_constant(suite, b.name, ref, cfg, None, None))
+                out.append(_with_caveat(_against_constant(suite, b.name, ref, cfg, None, None), suite, b))
             continue
         for t in suite.tasks:
             ref = b.rate(t.task_name)
@@ -173,8 +192,13 @@ def baseline_verdicts(suite: SuiteReport, baselines: Sequence[Baseline], cfg: Ve
                 per_task: dict[str, object] = {"tolerance": cfg.tolerance, "alpha": cfg.alpha, "task": t.task_name}
                 out.append(_not_comparable(suite.suite, b.name, ref, reason, t.success_rate_mean, **per_task))
             elif ref is not None:
-                out.append(_against_constant(suite, b.name, ref, cfg, t.task_name, t.task_id))
+                out.append(_with_caveat(_against_constant(suite, b.name, ref, cfg, t.task_name, t.task_id), suite, b))
     return out
+
+
+def _with_caveat(v: Verdict, suite: SuiteReport, baseline: Baseline) -> Verdict:
+    v.caveat = caveat(suite, baseline)
+    return v
 
 
 def average_verdicts(report: CheckpointReport, baselines: Sequence[Baseline], cfg: VerdictConfig) -> list[Verdict]:
@@ -204,6 +228,7 @@ def average_verdicts(report: CheckpointReport, baselines: Sequence[Baseline], cf
             "reference": b.average / 100.0,
             "tolerance": cfg.tolerance,
             "alpha": cfg.alpha,
+            "caveat": "; ".join(sorted({c for s in suites if (c := caveat(s, b))})),
         }
         bad = [s.suite for s in suites if not s.complete or not s.states]
         if bad:
@@ -404,6 +429,8 @@ def apply_verdicts(
             )
             for v in verdicts:
                 v.reason = f"{v.reason}; {note}" if v.reason else note
+        mark_underpowered(verdicts, cfg.power_margin)
         suite.verdicts = verdicts
     report.average_verdicts = average_verdicts(report, baselines, cfg)
+    mark_underpowered(report.average_verdicts, cfg.power_margin)
     return report

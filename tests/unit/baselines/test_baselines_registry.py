@@ -31,7 +31,7 @@ def test_given_a_libero_paper_baseline_when_looked_up_then_it_has_the_published_
     assert [baseline.values[s] for s in LIBERO4] == values
     assert baseline.average == average
     assert baseline.rate("libero_spatial") == pytest.approx(values[0] / 100)
-    assert "brief" in baseline.source.lower()
+    assert "paper" in baseline.source.lower()
 
 
 def test_given_libero130_baselines_then_libero_90_is_included() -> None:
@@ -86,3 +86,20 @@ def test_given_the_rlinf_example_page_then_both_rows_are_kept_with_their_caveats
     assert base.values["libero_spatial"] == 51.61 and base.values["libero_object"] == 50.20
     assert base.average is None  # the page's "130" column is pooled, not a mean of suites
     assert grpo.values["libero_10"] == 93.45 and "temperature 1.6" in grpo.source
+
+
+def test_no_source_shown_in_a_report_cites_a_file_users_do_not_have() -> None:
+    """Reports print each baseline's and each target's source: they cite papers, docs and repositories."""
+    import re
+    from importlib import resources
+
+    data = resources.files("rlinf_bench.data.baselines")
+    for entry in data.iterdir():
+        if not entry.name.endswith(".yaml"):
+            continue
+        # Comments are for maintainers; only values reach a report.
+        values = "\n".join(
+            line.split(" #")[0] for line in entry.read_text().splitlines() if not line.lstrip().startswith("#")
+        )
+        for banned in ("REFERENCE.md", "rlinf-benchmarking-skill", "product brief"):
+            assert not re.search(re.escape(banned), values, re.IGNORECASE), f"{entry.name} cites {banned}"

@@ -13,9 +13,10 @@ def _run(*argv: str) -> EvalRun:
     return build_run(build_parser().parse_args(["evaluate", *argv]))
 
 
-def test_without_protocol_flags_the_run_follows_ofts_profile_and_fails_on_simulator_errors() -> None:
+def test_without_protocol_flags_the_run_follows_rlinfs_profile_and_fails_on_simulator_errors() -> None:
+    # The default baseline (RLinf's paper numbers) was measured under RLinf's protocol: the default run is too.
     run = _run("--suite", "libero_goal")
-    assert (run.protocol, run.settle_steps, run.settle_gripper, run.resolution) == ("oft", None, None, None)
+    assert (run.protocol, run.settle_steps, run.settle_gripper, run.resolution) == ("rlinf", None, None, None)
     assert run.on_episode_error == "fail-run"
 
 

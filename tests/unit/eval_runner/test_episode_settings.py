@@ -41,15 +41,20 @@ class _Blind(_Cam):
         self.obs_spec = ObservationSpec()
 
 
-def test_default_is_ofts_protocol_with_the_reference_rng_scheme() -> None:
+def test_default_is_rlinfs_protocol_with_the_reference_rng_scheme() -> None:
     p = resolve_protocol(_run())
-    assert (p.name, p.max_steps, p.settle_steps, p.settle_gripper) == ("oft", 300, 10, -1.0)
+    assert (p.name, p.max_steps, p.settle_steps, p.settle_gripper) == ("rlinf", 512, 15, 0.0)
     assert (p.rng_scheme, p.on_episode_error, p.overrides) == ("reference-replay-v1", "fail-run", [])
 
 
 def test_rlinf_profile_sets_rlinfs_steps_and_settle() -> None:
     p = resolve_protocol(_run(suite="libero_10", protocol="rlinf"))
     assert (p.name, p.max_steps, p.settle_steps, p.settle_gripper) == ("rlinf", 520, 15, 0.0)
+
+
+def test_oft_profile_sets_ofts_steps_and_settle() -> None:
+    p = resolve_protocol(_run(protocol="oft"))
+    assert (p.name, p.max_steps, p.settle_steps, p.settle_gripper) == ("oft", 300, 10, -1.0)
 
 
 def test_explicit_values_override_the_profile_and_are_listed() -> None:

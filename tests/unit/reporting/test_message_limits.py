@@ -56,7 +56,7 @@ def test_cut_keeps_the_bound_and_names_where_the_rest_is() -> None:
 
 
 def test_long_run_errors_and_failure_lines_give_an_sns_message_under_256_kib_with_a_pointer() -> None:
-    failed = [f"libero_spatial run {i}: JobFailed: " + "é traceback line\n" * 20_000 for i in range(200)]
+    failed = [f"libero_spatial run {i}: JobFailed: " + "é traceback line " * 20_000 for i in range(200)]
     note = summary_notification(report(), failed_runs=failed, notes=["n" * 500_000], mlflow_error="e" * 300_000)
     kwargs = sns_message(note)
     assert sns_size(kwargs) <= SNS_MESSAGE_MAX_BYTES

@@ -66,7 +66,7 @@ def test_given_a_report_then_email_text_has_headline_numbers_and_failed_runs() -
     text = email_text(report)
     assert email_subject(report).startswith("[rlinf-bench] exp global_step 200: SR ")
     assert "INCOMPLETE" in text and "run 2: failed - OOMKilled" in text
-    assert "clustered 95% CI [" in text and "pooled Wilson [" in text
+    assert "95% CI [" in text
     assert max(len(line) for line in text.splitlines()) < 160
 
 
@@ -75,14 +75,22 @@ def test_given_a_report_then_slack_payload_is_valid_block_kit() -> None:
     report.probes = [gpu_probe(55.0)]
     report.infra = infra_checks(report.probes)
     report.links["mlflow_run"] = "abc123"
+    report.links["report_url"] = "https://bucket.s3.amazonaws.com/r/report.html?X-Amz-Signature=ab&X-Amz-Expires=604800"
     payload = slack_payload(report)
     json.dumps(payload)  # serializable as-is
     types = [b["type"] for b in payload["blocks"]]
     assert types[0] == "header" and types[-1] == "context" and types.count("section") == 3
     assert len(payload["blocks"][0]["text"]["text"]) <= 150
     suite_text = payload["blocks"][2]["text"]["text"]
-    assert "*libero_spatial*" in suite_text and "libero/openvla-oft-rlinf" in suite_text
-    assert "gpu.util_update_pct: 55.0 % → fail" in payload["blocks"][3]["text"]["text"]
+    assert "*libero_spatial: " in suite_text and "libero/openvla-oft-rlinf" in suite_text
+    assert "gpu.util_update_pct: 55% (target &gt; 70%): FAIL" in payload["blocks"][3]["text"]["text"]
+    # The one link: the presigned URL, clickable, its query intact (& as Slack's entity, not %26).
+    link = payload["blocks"][-1]["elements"][0]["text"]
+    assert (
+        link
+        == "<https://bucket.s3.amazonaws.com/r/report.html?X-Amz-Signature=ab&amp;X-Amz-Expires=604800|Open the report>"
+    )
+    assert "abc123" not in json.dumps(payload)
 
 
 def test_given_reports_then_the_plot_is_a_png_with_baselines_from_the_reports() -> None:
@@ -109,7 +117,7 @@ def test_given_a_regression_and_a_failing_probe_then_checklist_fails_with_eviden
     sr = items["Success rates are in expected range (compare to paper)"]
     assert sr.status == "fail" and "below" in sr.evidence
     gpu = items["GPU utilization > 70% during policy updates"]
-    assert gpu.status == "fail" and "util_update_pct=42 % (target > 70): fail" in gpu.evidence
+    assert gpu.status == "fail" and "util_update_pct=42% (target > 70%): fail" in gpu.evidence
     assert items["Results are logged to MLflow for comparison"].status == "pass"
 
 

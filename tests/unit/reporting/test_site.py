@@ -134,11 +134,12 @@ def test_given_flips_then_email_slack_and_markdown_carry_the_short_form() -> Non
     assert v.value == VerdictValue.BELOW and v.reason.startswith("environment changed: torch 2.5.1 → 2.6.0")
     text = email_text(now)
     assert f"task 0 ({NASTY}): 14 states flipped to failure (vs global_step 100)" in text
-    assert "▼ below       vs previous (global_step 100): environment changed: torch 2.5.1 → 2.6.0; p = " in text
-    assert "sees drops >=" in text and "(BELOW a reference; environment changed)" in text.splitlines()[0]
+    line = next(x for x in text.splitlines() if "▼ below vs previous (global_step 100): " in x)
+    assert "p = " in line and "sees drops ≥ " in line and line.endswith("environment changed: torch 2.5.1 → 2.6.0")
+    assert "— BELOW previous; environment changed" in text.splitlines()[0]
     slack = str(slack_payload(now))
     assert "task 1 (pick_up_the_bowl): 10 states flipped to failure" in slack
-    assert "vs previous (global_step 100): environment changed: torch 2.5.1 → 2.6.0; p = " in slack
+    assert "vs previous (global_step 100): " in slack and "environment changed: torch 2.5.1 → 2.6.0" in slack
     md = checkpoint_markdown(now)
     assert "## Flipped initial states" in md and "## What changed besides the weights" in md
     assert "| MDE (80%) |" in md

@@ -116,7 +116,8 @@ def test_markdown_text_renders_as_the_same_text_and_code_cannot_break_out() -> N
 def test_the_summary_in_slack_and_email_carries_no_mention_link_markup_or_escape() -> None:
     report = hostile_report()
     note = summary_notification(report, failed_runs=[HOSTILE], notes=[HOSTILE], mlflow_error=HOSTILE)
-    assert_slack_safe(note.slack, link_prefixes=("s3://bucket/results/", "https://site.example/"))
+    # One link per message: the report (the site here), never the raw results prefix.
+    assert_slack_safe(note.slack, link_prefixes=("https://site.example/",))
     assert_plain_safe(note.text)
     assert_plain_safe(note.subject)
     assert "RED" in note.text and "&lt;!channel&gt;" in json.dumps(note.slack)  # shown, not dropped

@@ -10,6 +10,8 @@ from rlinf_bench.protocols import (
     PROFILES,
     BaselineProtocol,
     RunProtocol,
+    decoding_difference,
+    episode_differences,
     get_profile,
     protocol_differences,
     sampling,
@@ -61,14 +63,32 @@ def test_protocol_differences_name_every_setting_that_differs() -> None:
     assert protocol_differences(same.model_copy(update={"max_steps": 9}), baseline, "libero_10") == []
 
 
+def test_decoding_is_not_an_episode_difference_but_a_named_caveat() -> None:
+    baseline = BaselineProtocol(
+        name="rlinf",
+        max_steps={"libero_goal": 512},
+        settle_steps=15,
+        settle_gripper=0.0,
+        decoding=sampling(1.6),
+        source="t",
+    )
+    greedy = RunProtocol(name="rlinf", max_steps=512, settle_steps=15, settle_gripper=0.0, decoding="greedy")
+    assert episode_differences(greedy, baseline, "libero_goal") == []
+    assert decoding_difference(greedy, baseline) == "decoding differs: greedy vs sampled T=1.6"
+    assert decoding_difference(greedy.model_copy(update={"decoding": sampling(1.6)}), baseline) is None
+    assert episode_differences(greedy.model_copy(update={"max_steps": 300}), baseline, "libero_goal") == [
+        "max steps 300 vs 512"
+    ]
+
+
 def test_a_requests_protocol_and_error_policy_reach_every_eval_run_and_the_intake_has_them() -> None:
     from rlinf_bench.contracts import CheckpointRef, EvalRequest
     from rlinf_bench.intake.config import IntakeConfig
 
     ckpt = CheckpointRef(uri="s3://b/exp/checkpoints/global_step_1", experiment="exp", global_step=1)
-    request = EvalRequest(checkpoint=ckpt, protocol="rlinf", on_episode_error="fail-episode")
+    request = EvalRequest(checkpoint=ckpt, protocol="oft", on_episode_error="fail-episode")
     runs = request.expand()
-    assert runs and all((r.protocol, r.on_episode_error) == ("rlinf", "fail-episode") for r in runs)
-    assert EvalRequest(checkpoint=ckpt).protocol == "oft"  # the default profile is OpenVLA-OFT's
-    assert IntakeConfig(protocol="rlinf").request_for(ckpt).protocol == "rlinf"
+    assert runs and all((r.protocol, r.on_episode_error) == ("oft", "fail-episode") for r in runs)
+    assert EvalRequest(checkpoint=ckpt).protocol == "rlinf"  # the default baseline's (RLinf's paper numbers)
+    assert IntakeConfig(protocol="oft").request_for(ckpt).protocol == "oft"
     assert request.digest() != EvalRequest(checkpoint=ckpt).digest()  # a different protocol is another matrix

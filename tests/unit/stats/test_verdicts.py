@@ -7,6 +7,7 @@ import pytest
 
 from rlinf_bench.baselines import Baseline, get_baseline
 from rlinf_bench.contracts import RunStatus, VerdictValue
+from rlinf_bench.reporting.format import verdict_against
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint, aggregate_suite
 from rlinf_bench.stats.verdicts import VerdictConfig, apply_verdicts, baseline_verdicts, reference_verdict
 from tests.unit.stats.runfactory import checkpoint, heterogeneous_runs, make_run
@@ -160,7 +161,9 @@ def test_given_history_then_previous_and_best_are_chosen_by_step_and_rate() -> N
     later = report(400, [1] * 40)  # after the current checkpoint: ignored
     current = apply_verdicts(report(300, [1] * 20 + [0] * 20), [], [best, previous, later])
     kinds = {v.kind: v for v in current.verdicts}
-    assert kinds["previous"].reference_label == "global_step 200" and kinds["previous"].value == VerdictValue.WITHIN
+    assert kinds["previous"].reference_label == "global_step 200"
+    # 40 states, no change: no drop, but no power either (one task) - never "within".
+    assert kinds["previous"].value == VerdictValue.INCONCLUSIVE
     assert kinds["best"].reference_label == "global_step 100" and kinds["best"].value == VerdictValue.BELOW
 
 
@@ -248,12 +251,43 @@ def test_given_an_oft_protocol_run_then_an_rlinf_baseline_is_not_comparable_what
         assert "settle gripper -1 vs 0" in v.reason and "--protocol rlinf" in v.reason
 
 
-def test_given_the_rlinf_protocol_but_greedy_decoding_then_still_not_comparable_naming_the_decoding() -> None:
+def test_given_the_rlinf_protocol_but_greedy_decoding_then_a_verdict_that_names_the_decoding() -> None:
     runs = _runs([1] * 49 + [0], "rlinf")
     greedy = [r.model_copy(update={"protocol": r.protocol.model_copy(update={"decoding": "greedy"})}) for r in runs]
     v = verdict(greedy, get_baseline("libero/openvla-oft-rlinf"))
-    assert v.value == VerdictValue.NOT_COMPARABLE
-    assert v.reason.startswith("measured under another protocol: decoding greedy vs sampling (temperature 1.6)")
+    # Same episodes (steps, settle), other decoding: tested, and the difference travels with the verdict.
+    assert v.value in (VerdictValue.WITHIN, VerdictValue.BELOW, VerdictValue.ABOVE)
+    assert v.p_value is not None and v.test
+    assert v.caveat == "decoding differs: greedy vs sampled T=1.6"
+    assert verdict_against(v) == "libero/openvla-oft-rlinf (decoding differs: greedy vs sampled T=1.6)"
+
+
+def test_given_the_same_decoding_as_the_paper_then_no_caveat() -> None:
+    v = verdict(_runs([1] * 49 + [0], "rlinf"), get_baseline("libero/openvla-oft-rlinf"))
+    assert v.caveat == "" and verdict_against(v) == "libero/openvla-oft-rlinf"
+
+
+def test_given_greedy_runs_of_all_four_suites_then_the_papers_average_is_tested_with_the_decoding_named() -> None:
+    runs = [r for s in LIBERO4 for r in _runs([1] * 49 + [0], "rlinf", suite=s)]
+    greedy = [r.model_copy(update={"protocol": r.protocol.model_copy(update={"decoding": "greedy"})}) for r in runs]
+    report = apply_verdicts(
+        aggregate_checkpoint([SourcedRun(f"{r.suite}{r.run_index}", r) for r in greedy]),
+        [get_baseline("libero/openvla-oft-rlinf")],
+    )
+    (avg,) = report.average_verdicts
+    assert avg.value != VerdictValue.NOT_COMPARABLE and avg.caveat == "decoding differs: greedy vs sampled T=1.6"
+
+
+def test_given_a_run_with_the_default_protocol_then_the_default_baseline_is_comparable() -> None:
+    from rlinf_bench.contracts import CheckpointRef, EvalRequest
+
+    request = EvalRequest(
+        checkpoint=CheckpointRef(uri="s3://b/e/checkpoints/global_step_1", experiment="e", global_step=1)
+    )
+    assert request.protocol == "rlinf"  # the protocol of the default baseline (the paper's numbers)
+    assert {r.protocol for r in request.expand()} == {"rlinf"}
+    v = verdict(_runs([1] * 49 + [0], request.protocol), get_baseline(request.baselines[0]))
+    assert v.value != VerdictValue.NOT_COMPARABLE
 
 
 def test_given_a_baseline_without_a_protocol_then_the_runs_protocol_does_not_matter() -> None:
@@ -314,3 +348,36 @@ def test_given_episodes_failed_on_simulator_errors_then_every_verdict_notes_them
     assert report.suites[0].episode_errors == 1
     (v,) = report.suites[0].verdicts
     assert "1 episode(s) ended by simulator errors and count as failures" in v.reason
+
+
+# -- power: within only when the test could see a drop that matters ------------------------------------
+def test_given_one_episode_per_task_then_no_drop_is_inconclusive_underpowered_never_within() -> None:
+    def report(step: int) -> object:
+        runs = [make_run({t: [1] for t in range(10)}, run_index=0, ckpt=checkpoint(step))]
+        return aggregate_checkpoint([SourcedRun(f"{step}", r) for r in runs], runs_expected=1)
+
+    before = report(100)
+    now = apply_verdicts(report(200), [], [before])  # type: ignore[arg-type]
+    (v,) = now.verdicts
+    assert v.value == VerdictValue.INCONCLUSIVE
+    assert v.mde is not None and v.mde > 0.5
+    assert v.reason.startswith(f"underpowered: sees drops ≥ {100 * v.mde:.1f} pts")
+    assert v.p_value is not None and v.test  # the test itself is unchanged, only its word
+
+
+def test_given_the_briefs_budget_at_paper_level_then_within_stays_within() -> None:
+    runs = heterogeneous_runs(np.random.default_rng(0), np.full((10, 50), 0.97))
+    suite = aggregate_suite([SourcedRun(str(r.run_index), r) for r in runs], 3)
+    (v,) = baseline_verdicts(suite, [get_baseline("libero/openvla-oft-rlinf")], VerdictConfig())
+    assert v.value == VerdictValue.WITHIN and v.mde is not None and v.mde < v.tolerance + 0.05
+
+
+def test_given_a_wider_power_margin_then_the_same_small_budget_is_within() -> None:
+    def report(step: int, margin: float | None = None) -> object:
+        runs = [make_run({0: [1] * 40}, run_index=i, ckpt=checkpoint(step)) for i in range(3)]
+        return aggregate_checkpoint([SourcedRun(f"{step}-{r.run_index}", r) for r in runs])
+
+    strict = apply_verdicts(report(200), [], [report(100)])  # type: ignore[arg-type]
+    loose = apply_verdicts(report(200), [], [report(100)], VerdictConfig(power_margin=0.99))  # type: ignore[arg-type]
+    assert strict.verdicts[0].value == VerdictValue.INCONCLUSIVE
+    assert loose.verdicts[0].value == VerdictValue.WITHIN

@@ -1,0 +1,103 @@
+"""The lines of the summary message, as plain text before escaping: what a reader acts on.
+
+Shared by the email text and the Slack payload (:mod:`rlinf_bench.reporting.notify`), which escape
+each line for their sink. Suite SRs with ± and interval, the decisive verdicts, why the others are not
+decisive, what changed (flipped states, provenance), failures with their reason, and the infrastructure
+checks that failed or have a target. Measured values without a target stay in the report.
+"""
+
+from __future__ import annotations
+
+from rlinf_bench.contracts import CheckpointReport, InfraCheck, SuiteReport, Verdict, VerdictValue
+from rlinf_bench.reporting.format import (
+    DECISIVE,
+    changes_text,
+    human,
+    interval,
+    mde_text,
+    mean_std,
+    pvalue,
+    verdict_against,
+    verdict_word,
+)
+from rlinf_bench.reporting.message_limits import ERROR_TEXT_MAX_CHARS, cut
+from rlinf_bench.stats.flips import flip_summary
+
+__all__ = ["REASON_MAX_CHARS", "infra_lines", "suite_head", "suite_lines", "verdict_line"]
+
+#: A non-decisive verdict's reason in a message: enough for "max steps 20 vs 512 ... run with --protocol".
+REASON_MAX_CHARS = 200
+
+
+def suite_head(s: SuiteReport) -> str:
+    """``libero_spatial: 57.3 ± 1.2% (95% CI [50.1, 60.2]), 3/3 runs, 1500 episodes``."""
+    return (
+        f"{s.suite}: {mean_std(s)} (95% CI {interval(s.ci95_low, s.ci95_high)}), "
+        f"{s.runs_completed}/{s.runs_expected} runs, {s.episodes} episodes"
+    )
+
+
+def verdict_line(v: Verdict) -> str:
+    """A decisive verdict with its difference, p and MDE; any other with why it decided nothing."""
+    head = f"{verdict_word(v)} vs {verdict_against(v)}"
+    if v.value in DECISIVE:
+        diff = "" if v.difference is None else f"{100 * v.difference:+.1f} pts, "
+        changed = (
+            f"; environment changed: {changes_text(v)}"
+            if v.kind != "baseline" and v.environment_changes and v.value == VerdictValue.BELOW
+            else ""
+        )
+        return f"{head}: {diff}p = {pvalue(v.p_value)}, sees drops ≥ {mde_text(v)}{changed}"
+    reason = v.reason
+    if v.value == VerdictValue.INCONCLUSIVE:
+        reason = reason.split("; ", 1)[1] if "; " in reason else ""  # the phrase is in the word already
+    return f"{head}: {cut(reason, REASON_MAX_CHARS)}" if reason else head
+
+
+def suite_lines(s: SuiteReport) -> list[str]:
+    """One suite: its head, then indented verdicts (suite-level; per-task ones only when below), failed runs,
+    disagreement, flips and provenance changes."""
+    lines = [suite_head(s)]
+    shown = [v for v in s.verdicts if v.task is None or v.value == VerdictValue.BELOW]
+    hidden = len(s.verdicts) - len(shown)
+    lines += [f"  {verdict_line(v)}" for v in shown]
+    if hidden:
+        lines.append(f"  {hidden} per-task verdict(s) not below: in the report")
+    for r in s.runs:
+        if r.status.value != "complete":
+            lines.append(
+                f"  run {r.run_index}: {r.status.value} - {cut(r.error or 'no reason given', ERROR_TEXT_MAX_CHARS)}"
+            )
+    if s.disagreement is not None and s.disagreement.flagged:
+        lines.append(f"  WARNING: runs disagree beyond binomial noise (p = {pvalue(s.disagreement.p_value)})")
+    lines += [f"  flipped: {line} (vs {s.flips_against})" for line in flip_summary(s)]
+    for v in s.verdicts:
+        if v.kind != "baseline" and v.environment_changes and v.value != VerdictValue.BELOW:
+            lines.append(f"  environment changed vs {verdict_against(v)}: {changes_text(v)}")
+    flagged = [t for t in s.tasks if t.disagreement is not None and t.disagreement.flagged]
+    lines += [
+        f"  task {t.task_id} ({t.task_name}): runs disagree (adjusted p = {pvalue(t.disagreement.p_adjusted)})"
+        for t in flagged
+        if t.disagreement is not None
+    ]
+    return lines
+
+
+def _check_line(c: InfraCheck) -> str:
+    name = c.probe if c.metric == "—" else f"{c.probe}.{c.metric}"
+    if c.value is None:
+        return f"{name}: {'FAIL' if c.verdict == 'fail' else 'not measured'}" + (f" - {c.reason}" if c.reason else "")
+    target = f" (target {c.op} {human(c.target, c.unit)})" if c.target is not None else ""
+    word = {"pass": "pass", "fail": "FAIL"}.get(c.verdict, "not judged")
+    return f"{name}: {human(c.value, c.unit)}{target}: {word}"
+
+
+def infra_lines(report: CheckpointReport) -> list[str]:
+    """The checks that failed or have a target, one line each, under a one-line count; [] without probes."""
+    if not report.infra:
+        return []
+    probes = sorted({c.probe for c in report.infra})
+    shown = [c for c in report.infra if c.verdict == "fail" or c.target is not None]
+    failed = sum(c.verdict == "fail" for c in report.infra)
+    head = f"Infrastructure ({', '.join(probes)}): " + (f"{failed} check(s) FAILED" if failed else "no failures")
+    return [head] + [f"  {_check_line(c)}" for c in shown]
