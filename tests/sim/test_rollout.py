@@ -66,6 +66,8 @@ def test_given_an_s3_output_and_videos_then_result_and_video_land_in_the_bucket(
         body = s3.get_object(Bucket="results", Key="req/libero_spatial/run0.json")["Body"].read()
         assert RunResult.from_json(body) == result and result.status is RunStatus.COMPLETE
         video = result.tasks[0].episodes[0].video
-        assert video is not None and video.startswith("s3://results/req/libero_spatial/videos/task00_init00.")
+        assert (
+            video is not None and video == "s3://results/req/libero_spatial/run0.videos/task00_init00.mp4"
+        )  # a folder per run
         key = video.removeprefix("s3://results/")
         assert s3.head_object(Bucket="results", Key=key)["ContentLength"] > 1000
