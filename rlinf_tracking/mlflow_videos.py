@@ -20,6 +20,8 @@ log = logging.getLogger(__name__)
 __all__ = ["ARTIFACT_DIR", "VideoArtifact", "local_videos", "report_videos", "stage_videos"]
 
 ARTIFACT_DIR = "videos"
+#: What a video may be: a RunResult's ``video`` field is data, and must not make the publisher upload any file it names.
+VIDEO_SUFFIXES = frozenset({".mp4", ".gif"})  # .gif: videos recorded before MP4
 
 #: Reads a video by URI (local path or s3://); raises or returns None when it cannot be had.
 VideoReader = Callable[[str], bytes | None]
@@ -42,6 +44,9 @@ def report_videos(report: CheckpointReport) -> list[VideoArtifact]:
         rows = [(e.run_index, s.task_id, s.init_state, e.video) for s in suite.states for e in s.episodes]
         for run_index, _, _, video in sorted(rows, key=lambda r: r[:3]):
             if not video or video in seen:
+                continue
+            if PurePosixPath(video).suffix.lower() not in VIDEO_SUFFIXES:
+                log.warning("%s is not a video (.mp4, .gif): not published to MLflow", video)
                 continue
             seen.add(video)
             folder = f"{ARTIFACT_DIR}/{suite.suite}/run{run_index}"

@@ -25,3 +25,13 @@ def test_given_recorded_videos_then_each_goes_under_its_suite_and_run_once(tmp_p
     staged = stage_videos(report, tmp_path / "stage")
     assert staged == [(tmp_path / "stage/videos/libero_spatial/run0/task00_init00.mp4", "videos/libero_spatial/run0")]
     assert staged[0][0].read_bytes() == video.read_bytes()
+
+
+def test_a_video_field_naming_another_kind_of_file_is_neither_published_nor_copied(tmp_path: Path) -> None:
+    from rlinf_bench.reporting.site import local_video
+
+    secret = tmp_path / "credentials"
+    secret.write_text("key")
+    report = two_checkpoints(secret)[1]
+    assert [v.name for v in report_videos(report)] == ["episode_1.mp4"]  # the missing .mp4 only
+    assert local_videos(report) == [] and local_video(str(secret)) is None
