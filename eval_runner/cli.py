@@ -67,7 +67,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", metavar="SPEC", help="builtin:demo (default), builtin:zero, server:ws://..., python:m:f")
     p.add_argument("--workers", type=int, metavar="N", help="environment worker processes (default 1)")
     p.add_argument("--out", metavar="FILE", help="result JSON: a local path or s3://bucket/key")
-    p.add_argument("--videos", type=int, metavar="K", help="record videos of the first K episodes (default 0)")
+    p.add_argument(
+        "--videos",
+        type=int,
+        metavar="K",
+        help="keep MP4 videos of up to K episodes per task, failures first (default 0)",
+    )
     p.add_argument(
         "--settle-steps", type=int, metavar="N", help="no-op steps after reset (default: the protocol's, 10 or 15)"
     )

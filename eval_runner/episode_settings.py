@@ -15,7 +15,7 @@ from eval_runner.settings import EvalSettings
 from rlinf_bench.contracts import EvalRun
 from rlinf_bench.protocols import GREEDY, RunProtocol, get_profile
 
-__all__ = ["policy_decoding", "render_spec", "resolve_protocol", "with_policy"]
+__all__ = ["policy_decoding", "render_spec", "resolve_protocol", "video_resolution", "with_policy"]
 
 
 def resolve_protocol(run: EvalRun, settings: EvalSettings | None = None) -> RunProtocol:
@@ -66,9 +66,22 @@ def with_policy(protocol: RunProtocol, run: EvalRun, policy: Policy) -> RunProto
     return protocol.model_copy(update={"render_resolution": resolution, "decoding": policy_decoding(policy)})
 
 
-def render_spec(spec: ObservationSpec, protocol: RunProtocol | None) -> ObservationSpec:
-    """The ObservationSpec the workers render: the policy's, at the run's resolved resolution."""
+def video_resolution(run: EvalRun) -> int:
+    """Side of a video frame for a policy that renders no camera: the run's resolution or its protocol's (256)."""
+    return run.resolution or get_profile(run.protocol).resolution
+
+
+def render_spec(
+    spec: ObservationSpec, protocol: RunProtocol | None, *, video_resolution: int | None = None
+) -> ObservationSpec:
+    """The ObservationSpec the workers render: the policy's, at the run's resolved resolution.
+
+    A policy with cameras has its videos at the resolution it sees; one without renders only the video
+    camera, at ``video_resolution`` (given: the protocol's, not the policy class's unused default).
+    """
+    if not spec.cameras:
+        return spec if video_resolution is None else spec.model_copy(update={"resolution": video_resolution})
     resolution = protocol.render_resolution if protocol is not None else None
-    if not spec.cameras or resolution is None or resolution == spec.resolution:
+    if resolution is None or resolution == spec.resolution:
         return spec
     return spec.model_copy(update={"resolution": resolution})

@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval_runner.episode_settings import render_spec, resolve_protocol, with_policy
+from eval_runner.episode_settings import render_spec, resolve_protocol, video_resolution, with_policy
 from eval_runner.policies.base import Policy
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
 from eval_runner.rollout import Rollout
+from eval_runner.rollout_videos import RolloutVideos
 from eval_runner.run_result import ResultBuilder
 from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
@@ -220,17 +221,13 @@ def _rollout(
     policy.check_tasks(list(builder.tasks))  # refuse before any worker starts (the expert's goal predicates)
     task_ids = [t.task_id for t in builder.tasks]
     done = {(task_id, e.init_state) for task_id, eps in builder.episodes.items() for e in eps}
-    plan = [
-        e
-        for e in plan_episodes(run.suite, run.seed, task_ids, run.trials_per_task, videos=run.videos)
-        if e.key not in done
-    ]
+    plan = [e for e in plan_episodes(run.suite, run.seed, task_ids, run.trials_per_task) if e.key not in done]
     if not plan:
         return
     n_workers = max(1, min(run.workers, len(plan)))
     config = WorkerConfig(
         suite=run.suite,
-        obs_spec=render_spec(policy.obs_spec, builder.protocol),
+        obs_spec=render_spec(policy.obs_spec, builder.protocol, video_resolution=video_resolution(run)),
         horizon=builder.max_steps + builder.settle_steps,
         settle_gripper=builder.protocol.settle_gripper if builder.protocol else -1.0,
         cache_dir=settings.cache_dir,
@@ -251,9 +248,7 @@ def _rollout(
         run.policy,
         list(policy.obs_spec.cameras) or "none (physics only)",
     )
-    video_dir = None
-    if run.videos:
-        video_dir = _video_dir(writer, settings)
+    videos = RolloutVideos(run.videos, _video_dir(writer, settings), writer, builder) if run.videos else None
     workers: list[WorkerHandle] = []
     try:
         workers = [WorkerHandle(i, config, settings.start_method) for i in range(n_workers)]
@@ -266,7 +261,7 @@ def _rollout(
             settings=settings,
             progress=progress,
             task_language={t.task_id: t.language for t in builder.tasks},
-            video_dir=video_dir,
+            videos=videos,
             on_episode=on_episode,
         ).run()
     finally:

@@ -82,3 +82,11 @@ class ResultWriter:
         loc = parse_s3(uri, what="upload target", need_key=True)
         self.storage.s3.upload_file(str(local), loc.bucket, loc.key)
         return uri
+
+    def remove(self, uri: str) -> None:
+        """Delete a file written with the result (a video displaced by a later one); a missing one is fine."""
+        if is_s3(uri):
+            loc = parse_s3(uri, what="file to delete", need_key=True)
+            self.storage.s3.delete_object(Bucket=loc.bucket, Key=loc.key)
+        else:
+            Path(uri).unlink(missing_ok=True)

@@ -15,7 +15,6 @@ import logging
 import time
 from collections.abc import Callable
 from multiprocessing.connection import wait
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,8 +24,9 @@ from eval_runner.policies.base import Policy
 from eval_runner.policies.checks import check_actions
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
+from eval_runner.rollout_videos import RolloutVideos
 from eval_runner.run_result import ResultBuilder
-from eval_runner.scheduler import EpisodeTask, Scheduler
+from eval_runner.scheduler import Scheduler
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerDied, WorkerHandle
 from rlinf_bench.contracts import EpisodeResult, RunResult, RunStatus
@@ -49,7 +49,7 @@ class Rollout:
         settings: EvalSettings,
         progress: Progress,
         task_language: dict[int, str],
-        video_dir: Path | None = None,
+        videos: RolloutVideos | None = None,
         on_episode: Callable[[RunResult], None] | None = None,
     ) -> None:
         self.policy = policy
@@ -60,7 +60,7 @@ class Rollout:
         self.settings = settings
         self.progress = progress
         self.language = task_language
-        self.video_dir = video_dir
+        self.videos = videos
         self.on_episode = on_episode
         self.max_steps = builder.max_steps
         self.settle_steps = builder.settle_steps
@@ -100,6 +100,8 @@ class Rollout:
         if ep is None:
             self._occupancy.worker_idle(time.perf_counter(), self.builder.counters.env_steps)
             return
+        if self.videos is not None:
+            ep = self.videos.plan(ep)
         w.episode = ep
         w.steps = 0
         w.started_at = time.perf_counter()
@@ -275,7 +277,7 @@ class Rollout:
         ep = w.episode
         if ep is None:
             raise SimulatorError(f"worker {w.index} finished an episode it was not running (runner bug)")
-        video = self._save_video(w, ep) if ep.record_video else None
+        video = self.videos.finish(w, ep, success) if self.videos is not None and ep.record_video else None
         result = EpisodeResult(
             init_state=ep.init_state,
             seed=ep.seed,
@@ -307,28 +309,6 @@ class Rollout:
         self.writer.write(snapshot)
         if self.on_episode is not None:
             self.on_episode(snapshot)
-
-    def _save_video(self, w: WorkerHandle, ep: EpisodeTask) -> str | None:
-        if self.video_dir is None:
-            return None
-        name = f"task{ep.task_id:02d}_init{ep.init_state:02d}"
-        try:
-            w.send(("video", str(self.video_dir / name)))
-            _, local = w.recv()
-        except WorkerDied as exc:
-            # the episode's outcome is already known: a lost video must not cost the run
-            log.error("video of %s lost: %s", ep.episode_id, exc)
-            self.builder.provenance.extra.setdefault("video_errors", []).append(f"{ep.episode_id}: {exc}")
-            w.restart()
-            self.builder.counters.worker_restarts += 1
-            return None
-        except RlinfBenchError as exc:
-            log.error("video of %s not written: %s", ep.episode_id, exc)
-            self.builder.provenance.extra.setdefault("video_errors", []).append(f"{ep.episode_id}: {exc}")
-            return None
-        if self.writer.is_s3:
-            return self.writer.upload(Path(local), self.writer.sibling(f"videos/{Path(local).name}"))
-        return str(local)
 
     def _crashed(self, w: WorkerHandle, reason: str, *, kill: bool = False) -> None:
         """Restart a dead (or hung) worker and re-queue its episode from scratch, within the retry budget."""

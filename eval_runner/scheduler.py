@@ -73,8 +73,9 @@ class EpisodeTask:
         return replace(self, attempt=self.attempt + 1)
 
 
-def plan_episodes(suite: str, run_seed: int, task_ids: list[int], trials: int, videos: int = 0) -> list[EpisodeTask]:
-    """All episodes of a run in canonical order (task, then initial state); the first ``videos`` are recorded.
+def plan_episodes(suite: str, run_seed: int, task_ids: list[int], trials: int) -> list[EpisodeTask]:
+    """All episodes of a run in canonical order (task, then initial state); which record a video is decided
+    as each starts (:mod:`eval_runner.rollout_videos`).
 
     Every episode's env is seeded with the run seed: which reset of the reference loop it replays is
     its initial state index (``suite`` is kept for the call signature's stability).
@@ -83,7 +84,7 @@ def plan_episodes(suite: str, run_seed: int, task_ids: list[int], trials: int, v
     out: list[EpisodeTask] = []
     for task_id in task_ids:
         for i in range(trials):
-            out.append(EpisodeTask(task_id=task_id, init_state=i, seed=run_seed, record_video=len(out) < videos))
+            out.append(EpisodeTask(task_id=task_id, init_state=i, seed=run_seed))
     return out
 
 

@@ -192,7 +192,9 @@ class _WorkerState:  # pragma: no cover - runs in the child
         for i, action in enumerate(chunk):
             if self.config.fault is not None:
                 self.config.fault.on_step(ep.task_id, ep.init_state, self.steps)
-            obs, done = self.env.step(action, render=ep.record_video or i == len(chunk) - 1)
+            # a policy without cameras reads no images: only a recorded episode renders (its video camera)
+            last = i == len(chunk) - 1 and bool(self.config.obs_spec.cameras)
+            obs, done = self.env.step(action, render=ep.record_video or last)
             self.steps += 1
             taken += 1
             if ep.record_video:

@@ -33,6 +33,7 @@ def publish_to_mlflow(
 ) -> str:
     """Publish the stored report files as they are (no second rendering); returns the parent run id."""
     from rlinf_tracking.mlflow_publish import LocalArtifacts, MlflowPublisher
+    from rlinf_tracking.mlflow_videos import stage_videos
 
     prefix = report_uri.rsplit("/", 1)[0]
     with tempfile.TemporaryDirectory(prefix="rlinf-bench-publish-") as tmp:
@@ -40,7 +41,10 @@ def publish_to_mlflow(
         for name in ("checkpoint_report.json", "report.md", "sr_vs_step.png"):
             paths[name] = Path(tmp) / name
             paths[name].write_bytes(storage.read_bytes(f"{prefix}/{name}"))
-        artifacts = LocalArtifacts(paths["checkpoint_report.json"], paths["report.md"], paths["sr_vs_step.png"])
+        videos = stage_videos(report, Path(tmp), storage.read_bytes)  # the recorded MP4s, from the results store
+        artifacts = LocalArtifacts(
+            paths["checkpoint_report.json"], paths["report.md"], paths["sr_vs_step.png"], videos=videos
+        )
         return MlflowPublisher(client, experiment=experiment).publish(report, artifacts)
 
 

@@ -29,9 +29,12 @@ def small_matrix(
     workers: int = 2,
     probes: tuple[str, ...] = ("storage", "checkpoint_io", "gpu", "nccl"),
     policy: str = DEMO_POLICY,
+    videos: int | None = None,
 ) -> dict[str, Any]:
     """The intake config (an IntakeConfig document) of the small budget; probes write under ``scratch``
-    (created here: the storage and checkpoint_io probes measure an existing folder)."""
+    (created here: the storage and checkpoint_io probes measure an existing folder). ``videos``: None keeps
+    the matrix's default (a few per task; the demo policy renders its camera anyway, so they cost the
+    encoding only); the smallest test budgets pass 0."""
     scratch = scratch.resolve()
     for name in ("storage", "checkpoint_io"):
         (scratch / name).mkdir(parents=True, exist_ok=True)
@@ -64,7 +67,7 @@ def small_matrix(
         "probes": [p for p in probe_specs if p["name"] in probes],
         "workflow": {"heartbeat_s": 600},
         "quiet_period_s": 0,
-    }
+    } | ({} if videos is None else {"videos": videos})
 
 
 def small_matrix_yaml(scratch: Path, **kw: Any) -> str:

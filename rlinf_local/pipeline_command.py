@@ -160,11 +160,15 @@ def _progress_tick(
     return tick
 
 
-def write_report(out: Path, tracking_uri: str) -> Path | None:
-    """``DIR/report/report.html`` from every CheckpointReport under DIR/reports (None when there is none)."""
+def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None) -> Path | None:
+    """``DIR/report/report.html`` from every CheckpointReport under DIR/reports (None when there is none).
+
+    With ``s3_client`` (the embedded stack's), the recorded videos in its bucket are copied next to the
+    task pages, so they outlive the in-memory bucket."""
     from rlinf_bench.contracts import CheckpointReport
+    from rlinf_bench.document_store import Storage
     from rlinf_bench.reporting.plot import plot_baselines
-    from rlinf_bench.reporting.site import write_site
+    from rlinf_bench.reporting.site import local_video, write_site
 
     paths = sorted((out / "reports").glob("*.json"))
     if not paths:
@@ -178,6 +182,7 @@ def write_report(out: Path, tracking_uri: str) -> Path | None:
         baselines=plot_baselines(reports, []),
         title=title,
         mlflow_evidence=_mlflow_evidence(tracking_uri),
+        read_video=local_video if s3_client is None else Storage(s3_client).read_bytes,
     )
     return Path(files.html)
 

@@ -109,7 +109,7 @@ def watch(
                 if name not in known:
                     known.add(name)
                     outcome.executions.append(follow(emb, name, arn, state))
-                    report = write_report(emb.out, emb.tracking_uri)
+                    report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"))
                     outcome.report = str(report) if report else outcome.report
             time.sleep(interval_s)
         outcome.email = [str(p) for p in emb.email.written]

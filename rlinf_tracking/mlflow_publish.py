@@ -22,6 +22,7 @@ from rlinf_bench.reporting.plot import sr_vs_step_png
 from rlinf_tracking import mlflow_names as names
 from rlinf_tracking.mlflow_experiments import DEFAULT_EXPERIMENT, ensure_experiment
 from rlinf_tracking.mlflow_models import CheckpointModels, registered_model_name
+from rlinf_tracking.mlflow_videos import local_videos
 from rlinf_tracking.tracking_retry import RetryPolicy, call_tracking
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ class LocalArtifacts:
     report_json: Path
     markdown: Path
     plot_png: Path
+    #: the episode videos as (local file, artifact folder such as videos/libero_spatial/run0)
+    videos: Sequence[tuple[Path, str]] = ()
 
 
 def write_local_artifacts(
@@ -49,7 +52,10 @@ def write_local_artifacts(
     out_dir.mkdir(parents=True, exist_ok=True)
     report.links["report_json"] = str(out_dir / names.REPORT_ARTIFACT)
     paths = LocalArtifacts(
-        out_dir / names.REPORT_ARTIFACT, out_dir / names.MARKDOWN_ARTIFACT, out_dir / names.PLOT_ARTIFACT
+        out_dir / names.REPORT_ARTIFACT,
+        out_dir / names.MARKDOWN_ARTIFACT,
+        out_dir / names.PLOT_ARTIFACT,
+        videos=local_videos(report),
     )
     report.save(paths.report_json)
     paths.markdown.write_text(checkpoint_markdown(report), encoding="utf-8")
@@ -212,6 +218,8 @@ class MlflowPublisher:
         report.save(artifacts.report_json)
         for path in (artifacts.report_json, artifacts.markdown, artifacts.plot_png):
             self._call(f"upload {path.name}", self.client.log_artifact, pid, str(path))
+        for video, folder in artifacts.videos:  # played in the MLflow UI's artifact view
+            self._call(f"upload {folder}/{video.name}", self.client.log_artifact, pid, str(video), folder)
         status = "FINISHED" if report.complete else "FAILED"
         self._call("close the parent run", self.client.set_terminated, pid, status)
         models.finish(pid, model_id, report)

@@ -20,6 +20,8 @@ from rlinf_bench.contracts.versioned import Contract
 DEFAULT_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 DEFAULT_SEEDS = (0, 1, 2)
 DEFAULT_BASELINES = ("libero/openvla-oft-rlinf", "previous", "best")
+#: Episode videos kept per task and run by default: enough to see how it fails (failures first), cheap to keep.
+DEFAULT_VIDEOS = 2
 #: Baseline names that are not tables but earlier checkpoints, read back from MLflow.
 REFERENCE_BASELINES = frozenset({"previous", "best"})
 #: The probes a matrix runs by default: those that start without arguments (gpu, nccl). storage and
@@ -137,7 +139,11 @@ class EvalRun(Contract):
     max_steps: int | None = Field(default=None, ge=1)
     policy: str = "builtin:demo"
     workers: int = Field(default=1, ge=1)
-    videos: int = Field(default=0, ge=0)
+    videos: int = Field(
+        default=0,
+        ge=0,
+        description="Episode videos (MP4) kept per task: failures first, then successes; 0 records none",
+    )
     output_uri: str | None = Field(default=None, description="Where the RunResult JSON goes (local path or s3://)")
     protocol: Literal["oft", "rlinf"] = Field(
         default=DEFAULT_PROTOCOL, description="Episode settings profile (docs/evaluation.md); default rlinf"
@@ -199,6 +205,12 @@ class EvalMatrix(BaseModel):
     seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_SEEDS))
     policy: str = "builtin:demo"
     workers: int = Field(default=8, ge=1)
+    videos: int = Field(
+        default=DEFAULT_VIDEOS,
+        ge=0,
+        description="Episode videos (MP4 at the policy's camera resolution) kept per task and run: failures first, "
+        "then successes; 0 records none. Not part of the matrix digest: videos do not change what is measured",
+    )
     protocol: Literal["oft", "rlinf"] = Field(
         default=DEFAULT_PROTOCOL,
         description="Episode settings of every run: rlinf (default, RLinf v0.3's, as the default baseline) or oft "
@@ -262,6 +274,8 @@ class EvalMatrix(BaseModel):
     def digest(self) -> str:
         """8 hex characters of sha256 over the canonical JSON of the matrix fields: same matrix, same digest."""
         matrix = self.model_dump(mode="json", include=set(EvalMatrix.model_fields))
+        # Videos change what is recorded, not what is measured: the same matrix with other videos is the same one.
+        matrix.pop("videos", None)
         if not matrix.get("adaptive"):
             matrix.pop("adaptive", None)  # the fixed protocol keeps the digests it had before the option existed
         canonical = json.dumps(matrix, sort_keys=True, separators=(",", ":"))
@@ -309,6 +323,7 @@ class EvalRequest(Contract, EvalMatrix):
                         max_steps=suite.max_steps,
                         policy=self.policy,
                         workers=self.workers,
+                        videos=self.videos,
                         output_uri=output,
                         protocol=self.protocol,
                         on_episode_error=self.on_episode_error,

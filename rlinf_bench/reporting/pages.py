@@ -206,6 +206,7 @@ def _write_task(
         for e in s.episodes
     ]
     title = f"{checkpoint_title(report)} / {suite.suite} / task {task.task_id}: {task.task_name}"
+    players = _players(episodes)
     site.write(
         f"checkpoints/{slug}/{name}/task_{task_id}.html",
         render(
@@ -221,9 +222,22 @@ def _write_task(
             previous_runs=prev_runs,
             previous_label=prev[0] if prev else "",
             grid=grid,
+            players=players,
             episodes=episodes,
         ),
     )
+
+
+def _players(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recorded videos to embed on a task page, failures first (what a reader looks for), each once."""
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for e in sorted(episodes, key=lambda e: (e["success"], e["run_index"], e["state"])):
+        href = e["video_href"]
+        if href and href not in seen:
+            seen.add(href)
+            out.append(e)
+    return out
 
 
 def write_pages(

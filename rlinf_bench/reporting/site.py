@@ -91,8 +91,11 @@ def site_markdown(
 
 
 def local_video(uri: str) -> bytes | None:
-    """The default video reader: local files only (an ``s3://`` video needs the publisher's storage)."""
+    """The default video reader: local files only (an ``s3://`` video needs the publisher's storage), and only
+    videos: a result's ``video`` field must not copy any file it names into the site."""
     if "://" in uri and not uri.startswith("file://"):
+        return None
+    if Path(uri).suffix.lower() not in (".mp4", ".gif"):
         return None
     path = Path(uri.removeprefix("file://"))
     return path.read_bytes() if path.is_file() else None

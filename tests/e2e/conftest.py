@@ -69,11 +69,16 @@ def demo_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def tiny_config(tmp_path: Path) -> Path:
-    """The smallest real budget: LIBERO-Spatial task 0, 1 trial, 1 run, 5 steps; the gpu and storage probes."""
-    path = tmp_path / "tiny.yaml"
+    """The smallest real budget: LIBERO-Spatial task 0, 1 trial, 1 run, 5 steps; the gpu and storage probes;
+    no videos (the one CI budget that records none)."""
+    return write_tiny_config(tmp_path / "tiny.yaml", tmp_path / "scratch", videos=0)
+
+
+def write_tiny_config(path: Path, scratch: Path, *, videos: int | None) -> Path:
+    """The tiny budget at ``path``; ``videos=None`` leaves the matrix's default."""
     path.write_text(
         small_matrix_yaml(
-            tmp_path / "scratch", max_steps=5, tasks=(0,), trials=1, runs=1, workers=1, probes=("gpu", "storage")
+            scratch, max_steps=5, tasks=(0,), trials=1, runs=1, workers=1, probes=("gpu", "storage"), videos=videos
         )
     )
     return path

@@ -15,7 +15,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from rlinf_tracking import search_checkpoint_runs
-from tests.e2e.conftest import copy_checkpoint, rlinf_bench
+from tests.e2e.conftest import copy_checkpoint, rlinf_bench, write_tiny_config
 from tests.integration.workflow.conftest import MlflowServer
 
 pytestmark = [pytest.mark.sim, pytest.mark.slow]
@@ -47,12 +47,32 @@ def assert_published(doc: dict, out: Path) -> None:
     assert isinstance(payload["blocks"], list) and payload["blocks"]
 
 
+def assert_videos_linked_and_logged(out: Path, tracking_uri: str) -> None:
+    """The matrix's default videos: an H.264 MP4 at the demo policy's 64 px camera, embedded in the task page
+    (copied next to it: the moto bucket is gone after the run) and an artifact of the MLflow parent run."""
+    import re
+    import subprocess
+
+    import imageio_ffmpeg
+
+    (task_page,) = (out / "report" / "checkpoints").glob("*/libero_spatial/task_0.html")
+    (src,) = re.findall(r'<video class="player"[^>]* src="([^"]+)"', task_page.read_text())
+    video = (task_page.parent / src).resolve()
+    assert video.suffix == ".mp4" and video.is_relative_to(out.resolve() / "report")
+    probe = subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-i", str(video)], capture_output=True)
+    assert "Video: h264" in probe.stderr.decode() and "64x64" in probe.stderr.decode()
+    (run,) = checkpoint_runs(tracking_uri)
+    logged = [a.path for a in MlflowClient(tracking_uri).list_artifacts(run.info.run_id, "videos/libero_spatial/run0")]
+    assert logged == ["videos/libero_spatial/run0/task00_init00.mp4"]
+
+
 def test_pipeline_publishes_a_demo_checkpoint_to_mlflow_the_report_email_and_slack(
-    demo_checkpoint: Path, tiny_config: Path, tmp_path: Path
+    demo_checkpoint: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
+    config = write_tiny_config(tmp_path / "tiny-videos.yaml", tmp_path / "scratch", videos=None)  # default videos
     cli = rlinf_bench(
-        "pipeline", "--checkpoint", str(demo_checkpoint), "--config", str(tiny_config), "--out", str(out), "--json"
+        "pipeline", "--checkpoint", str(demo_checkpoint), "--config", str(config), "--out", str(out), "--json"
     )
     assert cli.returncode == 0, cli.stderr[-3000:]
     doc = cli.json()
@@ -61,6 +81,7 @@ def test_pipeline_publishes_a_demo_checkpoint_to_mlflow_the_report_email_and_sla
     assert len(checkpoint_runs(doc["tracking_uri"])) == 1  # the brief's query finds the run
     assert "DefinitionSubstitutions" in cli.stderr  # the moto adaptations are listed
     assert not PROGRESS.search(cli.stderr)  # --json: no progress line
+    assert_videos_linked_and_logged(out, doc["tracking_uri"])
     status = rlinf_bench("status", "--out", str(out), "--json")
     assert status.returncode == 0, status.stderr
     (listed,) = status.json()["executions"]
@@ -95,6 +116,7 @@ def test_pipeline_publishes_to_an_mlflow_server_over_http(
         assert listed["status"] == "SUCCEEDED" and listed["runs_done"] == 1
         assert len(checkpoint_runs(server.uri)) == 1
         assert not (out / "mlflow.db").exists()  # nothing went to the local store
+        assert not list(out.rglob("*.mp4"))  # the tiny budget says videos: 0: none recorded
     finally:
         server.stop()
 

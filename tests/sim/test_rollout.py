@@ -14,6 +14,17 @@ from eval_runner.loop import evaluate
 from rlinf_bench.contracts import RunResult, RunStatus
 from tests.sim.helpers import REPO, make_run, settings
 
+
+def ffprobe(path: Path) -> str:
+    """The streams of a video as ffmpeg (imageio-ffmpeg's static binary) describes them."""
+    import subprocess
+
+    import imageio_ffmpeg
+
+    done = subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-i", str(path)], capture_output=True)
+    return done.stderr.decode()
+
+
 pytestmark = pytest.mark.sim
 
 
@@ -66,6 +77,11 @@ def test_given_an_s3_output_and_videos_then_result_and_video_land_in_the_bucket(
         body = s3.get_object(Bucket="results", Key="req/libero_spatial/run0.json")["Body"].read()
         assert RunResult.from_json(body) == result and result.status is RunStatus.COMPLETE
         video = result.tasks[0].episodes[0].video
-        assert video is not None and video.startswith("s3://results/req/libero_spatial/videos/task00_init00.")
+        assert video == "s3://results/req/libero_spatial/run0.videos/task00_init00.mp4"  # a folder per run
         key = video.removeprefix("s3://results/")
         assert s3.head_object(Bucket="results", Key=key)["ContentLength"] > 1000
+        # builtin:zero renders no camera: its video is at the protocol's 256 px, not the policy class's 128
+        local = tmp_path / "v.mp4"
+        local.write_bytes(s3.get_object(Bucket="results", Key=key)["Body"].read())
+        streams = ffprobe(local)
+        assert "Video: h264" in streams and "256x256" in streams

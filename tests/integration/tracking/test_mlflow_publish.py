@@ -257,3 +257,23 @@ def test_given_an_unreachable_server_then_the_pipeline_call_still_writes_the_rep
     assert sleeps == [0.1]
     saved = CheckpointReport.load(tmp_path / "checkpoint_report.json")
     assert saved.verdicts[0].against == "libero/openvla-oft-sft"  # baseline verdicts need no server
+
+
+def test_given_a_report_with_recorded_videos_then_they_are_artifacts_of_the_parent_run(tmp_path: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from tests.unit.reporting.sitefactory import two_checkpoints
+
+    video = tmp_path / "run0.videos" / "task00_init00.mp4"
+    video.parent.mkdir()
+    video.write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64)
+    report = two_checkpoints(video)[1]
+    client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
+    client.create_experiment("RLinf", artifact_location=str(tmp_path / "artifacts"))
+
+    pid = publish_checkpoint(report, client=client, out_dir=tmp_path / "out")
+
+    listed = [a.path for a in client.list_artifacts(pid, "videos/libero_spatial/run0")]
+    assert listed == ["videos/libero_spatial/run0/task00_init00.mp4"]  # the missing second video is skipped
+    local = client.download_artifacts(pid, listed[0], str(tmp_path / "dl"))
+    assert Path(local).read_bytes() == video.read_bytes()

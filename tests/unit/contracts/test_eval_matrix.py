@@ -60,3 +60,12 @@ def test_the_digest_is_stable_across_processes_and_field_order() -> None:
     assert matrix.digest() == EvalMatrix.model_validate(json.loads(matrix.model_dump_json())).digest()
     reordered = dict(reversed(list(matrix.model_dump(mode="json").items())))
     assert EvalMatrix.model_validate(reordered).digest() == matrix.digest()
+
+
+def test_videos_default_to_a_few_per_task_reach_every_eval_run_and_leave_the_digest_alone() -> None:
+    request = EvalRequest(checkpoint=CKPT, output_prefix="s3://results")
+    assert request.videos == 2
+    assert {run.videos for run in request.expand()} == {2}  # pipeline, watch and trigger record them
+    assert {run.videos for run in request.model_copy(update={"videos": 0}).expand()} == {0}
+    # recording is not measuring: the same matrix with other videos keeps its digest (and its finished runs)
+    assert request.model_copy(update={"videos": 5}).digest() == request.digest()

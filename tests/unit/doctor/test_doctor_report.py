@@ -88,5 +88,7 @@ def test_given_a_result_name_or_an_unknown_name_for_only_then_its_check_runs_or_
 
     assert [sel for sel, _ in selected(DoctorContext(target=Target.PROBE, only=["gpu.nvml"]))] == ["gpu"]
     check_selectors(["gpu.nvml", "rendering", "libero.assets", "rendering.egl_cuda_map", "k8s.rbac"])
-    with pytest.raises(ConfigError, match=r"--only 'gpus' selects no check; use an area or a check: aws, canary, canary.sim, gpu"):
+    with pytest.raises(
+        ConfigError, match=r"--only 'gpus' selects no check; use an area or a check: aws, canary, canary.sim, gpu"
+    ):
         check_selectors(["gpus"])

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from eval_runner.episode_settings import render_spec, resolve_protocol, with_policy
+from eval_runner.episode_settings import render_spec, resolve_protocol, video_resolution, with_policy
 from eval_runner.policies.base import ObservationSpec, Policy
 from eval_runner.settings import EvalSettings
 from rlinf_bench.contracts import CheckpointRef, EvalRun
@@ -87,3 +87,13 @@ def test_workers_render_the_policys_cameras_at_the_resolved_resolution() -> None
     spec = render_spec(_Cam().obs_spec, protocol)
     assert spec.resolution == 256 and spec.cameras == ("agentview",)
     assert render_spec(_Blind().obs_spec, protocol) == _Blind().obs_spec
+
+
+def test_videos_of_a_policy_without_cameras_are_at_the_protocols_resolution_not_its_class_default() -> None:
+    # builtin:demo without cameras says 128 px; its video camera renders at the protocol's 256 (or the run's)
+    blind = ObservationSpec(cameras=(), resolution=128)
+    protocol = with_policy(resolve_protocol(_run()), _run(), _Blind())
+    assert render_spec(blind, protocol, video_resolution=video_resolution(_run())).resolution == 256
+    assert video_resolution(_run(resolution=320)) == 320
+    # a policy with cameras: its videos are what it sees
+    assert render_spec(_Cam(64).obs_spec, with_policy(resolve_protocol(_run()), _run(), _Cam(64))).resolution == 64

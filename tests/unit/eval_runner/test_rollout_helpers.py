@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from eval_runner.policies.checks import check_actions
 from eval_runner.rollout import stack_observations
-from eval_runner.video import video_suffix, write_video
-from rlinf_bench.errors import ConfigError, PolicyError
+from rlinf_bench.errors import PolicyError
 
 
 def test_given_rows_then_the_batch_stacks_arrays_and_lists_language_and_episode_ids() -> None:
@@ -57,13 +54,3 @@ def test_given_action_chunks_where_single_actions_are_required_then_they_are_ref
 def test_given_well_formed_actions_or_chunks_then_they_come_back_as_arrays_of_the_asked_dtype() -> None:
     assert check_actions([[0, 0, 0, 0, 0, 0, -1]], 1, source="p", dtype=np.float64).dtype == np.float64
     assert check_actions(np.zeros((2, 8, 7)), 2, source="p", chunks=True).shape == (2, 8, 7)
-
-
-def test_given_frames_then_a_video_file_is_written_with_the_available_format(tmp_path: Path) -> None:
-    frames = [np.full((16, 16, 3), i * 20, np.uint8) for i in range(5)]
-
-    written = write_video(tmp_path / "v" / "task00_init00", frames)
-
-    assert written.suffix == video_suffix() and written.stat().st_size > 0
-    with pytest.raises(ConfigError, match="no frames"):
-        write_video(tmp_path / "empty", [])

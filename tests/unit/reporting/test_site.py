@@ -59,6 +59,17 @@ def test_given_a_recorded_and_a_missing_video_then_a_link_and_no_video(site: dic
     assert "nonexistent" not in task
 
 
+def test_given_recorded_videos_then_the_task_page_embeds_each_once_failures_first(site: dict) -> None:
+    import re
+
+    task = (site["out"] / "checkpoints/exp-step_200/libero_spatial/task_0.html").read_text()
+    players = re.findall(r'<video class="player" controls preload="metadata" src="([^"]+)">', task)
+    assert len(players) == 1  # state 0's one file, recorded in three runs: embedded once
+    assert (site["out"] / "checkpoints/exp-step_200/libero_spatial" / players[0]).is_file()
+    other = (site["out"] / "checkpoints/exp-step_200/libero_spatial/task_1.html").read_text()
+    assert "<video" not in other and "No video of this task was recorded" in other
+
+
 def test_given_flips_then_the_task_grid_frames_them_and_the_suite_counts_them(site: dict) -> None:
     task = (site["out"] / "checkpoints/exp-step_200/libero_spatial/task_0.html").read_text()
     assert task.count('class="flip-to_failure"') == 4 + 10  # states 0, 3, 7, 11 and 20-29
@@ -171,3 +182,14 @@ def test_upload_site_to_s3_copies_stored_videos_and_marks_missing_ones(tmp_path:
         assert head["ContentType"].startswith("text/html")
         task = storage.read_text("s3://results/exp/report/site/checkpoints/exp-step_200/libero_spatial/task_0.html")
         assert task.count('class="video"') == 3 and "gone.mp4" not in task
+
+
+def test_embedded_videos_put_failures_before_successes() -> None:
+    from rlinf_bench.reporting.pages import _players
+
+    rows = [
+        {"state": 0, "run_index": 0, "success": True, "video_href": "a.mp4"},
+        {"state": 3, "run_index": 1, "success": False, "video_href": "b.mp4"},
+        {"state": 4, "run_index": 0, "success": True, "video_href": None},
+    ]
+    assert [p["video_href"] for p in _players(rows)] == ["b.mp4", "a.mp4"]
