@@ -25,6 +25,7 @@ from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_t
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
+from rlinf_cli.arguments import add_target_argument, target_of
 from rlinf_cli.help_format import ExampleFormatter
 
 log = logging.getLogger("eval_runner")
@@ -38,7 +39,13 @@ _STEP_RE = re.compile(r"(?:^|/)(?P<exp>[^/]+)/checkpoints/global_step_(?P<step>\
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The evaluate options (shared by the entry points), then each env kind's own options in a group."""
     p.add_argument("--request", metavar="VALUE", help="EvalRun JSON: a file path, an s3:// URI, or inline JSON")
-    p.add_argument("--checkpoint", metavar="URI", help="global_step_<N> directory or s3://bucket/prefix")
+    add_target_argument(
+        p,
+        "checkpoint",
+        metavar="CHECKPOINT",
+        help="global_step_<N> directory or s3://bucket/prefix (default: the request's, else none)",
+        required=False,
+    )
     p.add_argument(
         "--suite",
         metavar="NAME",
@@ -125,7 +132,7 @@ def register(sub: Any) -> None:
         "evaluate",
         help="evaluate a checkpoint on a LIBERO or RoboTwin suite",
         description=__doc__,
-        epilog="example: rlinf-bench evaluate --checkpoint runs/exp/checkpoints/global_step_400 "
+        epilog="example: rlinf-bench evaluate runs/exp/checkpoints/global_step_400 "
         "--suite libero_spatial --workers 4 --out results/spatial-run0.json",
         formatter_class=ExampleFormatter,
     )
@@ -189,8 +196,9 @@ def build_run(args: argparse.Namespace, *, s3_client: Any = None) -> EvalRun:
         "output_uri": args.out,
     }
     base.update({k: v for k, v in overrides.items() if v is not None})
-    if args.checkpoint:
-        base["checkpoint"] = checkpoint_ref(args.checkpoint).model_dump()
+    checkpoint = target_of(args, "checkpoint")
+    if checkpoint:
+        base["checkpoint"] = checkpoint_ref(checkpoint).model_dump()
     base.setdefault("checkpoint", CheckpointRef(uri="", experiment="none", global_step=0).model_dump())
     base.setdefault("suite", DEFAULT_SUITE)
     base.setdefault("seed", 0)

@@ -60,7 +60,7 @@ throughput), and evaluates every new checkpoint automatically on AWS/Kubernetes.
 EPILOG = """\
 a first session:
   rlinf-bench doctor                                        # is this machine ready? (fix for each problem)
-  rlinf-bench evaluate --checkpoint runs/exp/checkpoints/global_step_400 --suite libero_spatial
+  rlinf-bench evaluate runs/exp/checkpoints/global_step_400 --suite libero_spatial
   rlinf-bench compare results/*/libero_spatial/run*.json --baseline libero/openvla-oft-rlinf
   rlinf-bench report --tracking-uri sqlite:///mlflow.db --out report/
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rlinf_cli.arguments import add_target_argument, target_of
 from rlinf_cli.help_format import ExampleFormatter
 
 __all__ = ["register_demo", "register_pipeline", "register_status", "register_watch"]
@@ -62,10 +63,12 @@ def register_pipeline(sub: argparse._SubParsersAction) -> None:
         "let S3 -> EventBridge -> SQS -> router -> Step Functions -> Jobs -> aggregate -> publish run. "
         "Writes DIR/mlflow.db, DIR/report/report.html, DIR/outbox/email/*.txt, DIR/outbox/slack/*.json. "
         "Exit status 1 when an execution failed; 2 on bad input; 130 on Ctrl-C (run it again to resume).",
-        epilog="example: rlinf-bench pipeline --checkpoint runs/exp/checkpoints/global_step_400 --out pipeline-out",
+        epilog="example: rlinf-bench pipeline runs/exp/checkpoints/global_step_400 --out pipeline-out",
         formatter_class=ExampleFormatter,
     )
-    p.add_argument("--checkpoint", required=True, help="an RLinf checkpoint directory (…/checkpoints/global_step_N)")
+    add_target_argument(
+        p, "checkpoint", metavar="CHECKPOINT", help="an RLinf checkpoint directory (…/checkpoints/global_step_N)"
+    )
     p.add_argument(
         "--config",
         type=Path,
@@ -79,10 +82,11 @@ def register_pipeline(sub: argparse._SubParsersAction) -> None:
 def _run_pipeline(args: argparse.Namespace) -> int:
     from rlinf_local.runs import run_pipeline
 
+    checkpoint = str(target_of(args, "checkpoint"))
     _quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = run_pipeline(
-            [args.checkpoint],
+            [checkpoint],
             out=args.out,
             config=args.config,
             tracking_uri=args.tracking_uri,
@@ -138,7 +142,9 @@ def register_watch(sub: argparse._SubParsersAction) -> None:
         epilog="example: rlinf-bench watch runs/ --out watch-out",
         formatter_class=ExampleFormatter,
     )
-    p.add_argument("root", type=Path, help="RLinf log root (…/<experiment>/checkpoints/global_step_N below it)")
+    add_target_argument(
+        p, "root", metavar="ROOT", help="RLinf log root (…/<experiment>/checkpoints/global_step_N below it)"
+    )
     p.add_argument("--config", type=Path, default=None, help="intake config; default: the demo's small budget")
     p.add_argument("--quiet-period", type=float, default=None, help="seconds nothing may change (default: config's)")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between scans of ROOT (default 2)")
@@ -150,10 +156,11 @@ def register_watch(sub: argparse._SubParsersAction) -> None:
 def _run_watch(args: argparse.Namespace) -> int:
     from rlinf_local.watch import watch
 
+    root = Path(str(target_of(args, "root")))
     _quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = watch(
-            args.root,
+            root,
             out=args.out,
             config=args.config,
             tracking_uri=args.tracking_uri,
