@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rlinf_cli.arguments import add_target_argument, target_of
+from rlinf_cli.arguments import add_budget_arguments, add_target_argument, budget_overrides, target_of
 from rlinf_cli.help_format import ExampleFormatter
 
 __all__ = ["register_demo", "register_pipeline", "register_status", "register_watch"]
@@ -76,13 +76,23 @@ def register_pipeline(sub: argparse._SubParsersAction) -> None:
         help="intake config (YAML/JSON eval matrix, docs/intake.md); default: the demo's small budget",
     )
     _common(p)
+    _budget_over_config(p)
     p.set_defaults(func=_run_pipeline)
+
+
+def _budget_over_config(p: argparse.ArgumentParser) -> None:
+    add_budget_arguments(
+        p,
+        title="budget (overrides the eval matrix of --config, or of the small default)",
+        what="the config's (the small default: 3 runs, 3 trials, 20 steps)",
+    )
 
 
 def _run_pipeline(args: argparse.Namespace) -> int:
     from rlinf_local.runs import run_pipeline
 
     checkpoint = str(target_of(args, "checkpoint"))
+    budget = budget_overrides(args)
     _quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = run_pipeline(
@@ -92,6 +102,7 @@ def _run_pipeline(args: argparse.Namespace) -> int:
             tracking_uri=args.tracking_uri,
             max_parallel=args.max_parallel,
             progress=not args.json,
+            budget=budget,
         )
     if args.json:
         emit_json(outcome.to_dict())
@@ -109,23 +120,23 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
         formatter_class=ExampleFormatter,
     )
     _common(p)
-    small = p.add_argument_group("a smaller budget (CI, a slow machine)")
-    small.add_argument("--runs", type=int, default=3, help="runs per checkpoint (default 3)")
-    small.add_argument("--trials", type=int, default=3, help="trials per task (default 3)")
-    small.add_argument("--max-steps", type=int, default=20, help="episode horizon in steps (default 20)")
+    add_budget_arguments(
+        p, title="budget (smaller for CI, a slow machine)", defaults={"runs": 3, "trials": 3, "max_steps": 20}
+    )
     p.set_defaults(func=_run_demo)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     from rlinf_local.demo_command import run_demo
 
+    budget = budget_overrides(args)
     _quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = run_demo(
             args.out,
             tracking_uri=args.tracking_uri,
             max_parallel=args.max_parallel,
-            budget={"runs": args.runs, "trials": args.trials, "max_steps": args.max_steps},
+            budget=budget,
         )
     if args.json:
         emit_json(outcome.to_dict())
@@ -150,6 +161,7 @@ def register_watch(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--interval", type=float, default=2.0, help="seconds between scans of ROOT (default 2)")
     p.add_argument("--max-checkpoints", type=int, default=0, help="stop after this many evaluations (0: never)")
     _common(p)
+    _budget_over_config(p)
     p.set_defaults(func=_run_watch)
 
 
@@ -157,6 +169,7 @@ def _run_watch(args: argparse.Namespace) -> int:
     from rlinf_local.watch import watch
 
     root = Path(str(target_of(args, "root")))
+    budget = budget_overrides(args)
     _quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = watch(
@@ -169,6 +182,7 @@ def _run_watch(args: argparse.Namespace) -> int:
             interval_s=args.interval,
             max_checkpoints=args.max_checkpoints,
             progress=not args.json,
+            budget=budget,
         )
     if args.json:
         emit_json(outcome.to_dict())
