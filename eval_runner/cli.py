@@ -27,6 +27,7 @@ from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
 from rlinf_cli.arguments import add_target_argument, target_of
 from rlinf_cli.help_format import ExampleFormatter
+from rlinf_cli.output import add_json_flag, emit_json, quiet_stdout
 
 log = logging.getLogger("eval_runner")
 
@@ -121,6 +122,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--list-tasks", action="store_true", help="print the suite's task ids, names and instructions; run nothing"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json_flag(p, "the RunResult")
     for kind in all_kinds():
         if kind.options:
             kind.add_arguments(p.add_argument_group(kind.title))
@@ -240,12 +242,15 @@ def run(args: argparse.Namespace) -> int:
     from eval_runner.loop import default_output
 
     suite = suite_of(args)
+    as_json = getattr(args, "json", False)
     if args.list_tasks:
+        if as_json:
+            raise ConfigError("--list-tasks prints a table, not JSON: drop --json")
         print(kind_for_suite(suite).list_tasks(suite))
         return 0
     # Started by the state machine: heartbeats while running, then one callback (rlinf_aws.task_callback);
     # an error from here on (a bad request or suite included) is reported to it.
-    with reporting_to_state_machine(TaskCallback.from_env()) as callback:
+    with quiet_stdout(as_json), reporting_to_state_machine(TaskCallback.from_env()) as callback:
         kind = kind_for_suite(suite)
         check_options(kind, suite, args)
         eval_run = build_run(args)
@@ -257,6 +262,10 @@ def run(args: argparse.Namespace) -> int:
         finally:
             signal.signal(signal.SIGTERM, previous)
         report_run_result(callback, out, result)
+    if as_json:
+        print(f"{format_table(result)}\nresult: {out}", file=sys.stderr)
+        emit_json(result.to_json())
+        return 0
     print(format_table(result))
     print(f"result: {out}")
     return 0

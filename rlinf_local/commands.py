@@ -7,33 +7,14 @@ Job packages' commands, so the core never imports this package.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import logging
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from rlinf_cli.arguments import add_budget_arguments, add_target_argument, budget_overrides, target_of
 from rlinf_cli.help_format import ExampleFormatter
+from rlinf_cli.output import emit_json, quiet_stdout
 
 __all__ = ["register_demo", "register_pipeline", "register_status", "register_watch"]
-
-
-@contextlib.contextmanager
-def quiet_stdout(enabled: bool) -> Iterator[None]:
-    """With --json, everything but the JSON document (Lambda logs, progress) goes to stderr."""
-    if not enabled:
-        yield
-        return
-    with contextlib.redirect_stdout(sys.stderr):
-        yield
-
-
-def emit_json(doc: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-    sys.stdout.flush()
 
 
 def _quiet_loggers(verbose: bool) -> None:
