@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--mlflow-experiment",
-        default="RLinf",
+        default=None,
         help="the MLflow experiment that holds every training experiment's runs (default: RLinf)",
     )
     p.add_argument("--training-experiment", default=None, help="only checkpoints of this training experiment")
@@ -90,7 +90,7 @@ def _from_mlflow(args: argparse.Namespace) -> tuple[list[CheckpointReport], Site
     client = MlflowClient(uri)
     # A training experiment's name (demo) finds its runs in the MLflow experiment; an unknown name lists both kinds.
     choice = resolve_experiment(
-        client, args.experiment, default=args.mlflow_experiment, training_experiment=args.training_experiment
+        client, args.experiment, default=args.mlflow_experiment or "RLinf", training_experiment=args.training_experiment
     )
     experiment, training = choice.mlflow_experiment, choice.training_experiment
     reports = load_history(client, experiment, training_experiment=training)
@@ -118,6 +118,13 @@ def _from_mlflow(args: argparse.Namespace) -> tuple[list[CheckpointReport], Site
 
 def _from_files(args: argparse.Namespace) -> tuple[list[CheckpointReport], SiteFiles]:
     """Offline: the same page from CheckpointReport JSON files (no tracking server involved)."""
+    from rlinf_bench.errors import ConfigError
+
+    given = [
+        f for f, v in (("--tracking-uri", args.tracking_uri), ("--mlflow-experiment", args.mlflow_experiment)) if v
+    ]
+    if given:  # they say where to read MLflow, which --reports does not: refused rather than ignored
+        raise ConfigError(f"{' and '.join(given)} and --reports exclude each other: --reports reads no MLflow")
     from rlinf_bench.baselines import get_baselines
     from rlinf_bench.contracts import CheckpointReport
     from rlinf_bench.reporting.plot import plot_baselines

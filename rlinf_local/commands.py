@@ -182,7 +182,9 @@ def register_status(sub: argparse._SubParsersAction) -> None:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", type=Path, help="an embedded default's folder")
     where.add_argument("--state-machine-arn", help="the deployed stack's EvaluationStateMachineArn")
-    p.add_argument("--limit", type=int, default=20, help="newest executions to show (deployed; default 20)")
+    p.add_argument(
+        "--limit", type=int, default=None, help="newest executions to show (with --state-machine-arn; default 20)"
+    )
     p.add_argument("--json", action="store_true", help="print {executions: [...]} as JSON")
     p.set_defaults(func=_run_status)
 
@@ -190,7 +192,12 @@ def register_status(sub: argparse._SubParsersAction) -> None:
 def _run_status(args: argparse.Namespace) -> int:
     from rlinf_local.status_command import format_status, local_status, remote_status
 
-    executions = local_status(args.out) if args.out else remote_status(args.state_machine_arn, limit=args.limit)
+    if args.out and args.limit is not None:
+        from rlinf_bench.errors import ConfigError
+
+        raise ConfigError("--limit applies to --state-machine-arn (a deployed stack); --out DIR lists every execution")
+    limit = 20 if args.limit is None else args.limit
+    executions = local_status(args.out) if args.out else remote_status(args.state_machine_arn, limit=limit)
     if args.json:
         emit_json({"executions": [e.public() for e in executions]})
     else:

@@ -12,16 +12,7 @@ import pytest
 from eval_runner.cli import build_run
 from rlinf_cli.main import build_parser, main
 from rlinf_local.pipeline_command import PipelineOutcome
-from tests.synthetic_checkpoints import fsdp_objects
-
-
-def write_local(root: Path, step: int) -> Path:
-    ckpt = root / "exp" / "checkpoints" / f"global_step_{step}"
-    for relative, size in fsdp_objects(4, metadata_at="first", markers=False):
-        path = ckpt / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"\0" * size)
-    return ckpt
+from tests.unit.rlinf_cli.local_checkpoints import write_local
 
 
 @pytest.fixture
