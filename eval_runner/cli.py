@@ -20,6 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from eval_runner.cli_checks import add_overwrite_arguments, check_before_start
 from eval_runner.envs.kinds import all_kinds, check_options, kind_for_suite
 from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
@@ -113,11 +114,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="LIBERO config and checkpoint cache (default ~/.cache/rlinf-bench)",
     )
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="keep the finished episodes of an unfinished result at --out and run only the rest",
-    )
+    add_overwrite_arguments(p)
     p.add_argument(
         "--list-tasks", action="store_true", help="print the suite's task ids, names and instructions; run nothing"
     )
@@ -255,6 +252,8 @@ def run(args: argparse.Namespace) -> int:
         check_options(kind, suite, args)
         eval_run = build_run(args)
         out = eval_run.output_uri or default_output(eval_run)
+        # Bad arguments and finished episodes at --out are refused here, before the preflight's seconds.
+        check_before_start(eval_run, out, args, sys.argv)
         # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
