@@ -28,7 +28,7 @@ from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
 from rlinf_cli.arguments import add_target_argument, target_of
 from rlinf_cli.help_format import ExampleFormatter
-from rlinf_cli.output import add_json_flag, emit_json, quiet_stdout
+from rlinf_cli.output import add_json_flag, emit_json, error_line, quiet_stdout
 
 log = logging.getLogger("eval_runner")
 
@@ -258,6 +258,9 @@ def run(args: argparse.Namespace) -> int:
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             result = kind.evaluate(eval_run, out, args, sys.argv)
+        except RlinfBenchError as exc:
+            exc.add_note(f"result: {out}")  # printed on the error's own line (rlinf_cli.output.error_line)
+            raise
         finally:
             signal.signal(signal.SIGTERM, previous)
         report_run_result(callback, out, result)
@@ -285,7 +288,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval_runne
     try:
         return run(args)
     except (RlinfBenchError, ContractError) as exc:  # AssetsMissingError included
-        print(f"eval_runner: error: {exc}", file=sys.stderr)
+        print(f"eval_runner: error: {error_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("eval_runner: interrupted; finished episodes are in the result file (status incomplete)", file=sys.stderr)

@@ -19,7 +19,7 @@ from typing import Any
 
 from rlinf_bench import __version__
 from rlinf_bench.errors import RlinfBenchError
-from rlinf_bench.reporting.text_safety import plain
+from rlinf_cli.output import error_line
 
 # Add a line here to add a core subcommand (another package: an entry point in COMMAND_GROUP).
 COMMAND_MODULES: list[str] = [
@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RlinfBenchError as exc:
         # Errors we raise on purpose already name the input and the fix: no traceback.
         # The message can quote a file's names or a Job's output: no escape sequence reaches the terminal.
-        print(f"rlinf-bench {args.command}: error: {plain(exc, multiline=True)}", file=sys.stderr)
+        print(f"rlinf-bench {args.command}: error: {error_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"rlinf-bench {args.command}: interrupted", file=sys.stderr)
