@@ -32,6 +32,17 @@ from rlinf_cli.output import add_json_flag, emit_json, error_line, quiet_stdout
 
 log = logging.getLogger("eval_runner")
 
+#: ``evaluate --help``'s description (the module docstring is written for developers).
+DESCRIPTION = (
+    "Evaluate one checkpoint on one suite with real rollouts: LIBERO (libero_spatial, libero_object, "
+    "libero_goal, libero_10, libero_90) or RoboTwin 2.0 (robotwin, robotwin_<group>, robotwin/<task>; in "
+    ".venv-robotwin or the RoboTwin image). Describe the run with flags, or with an EvalRun document "
+    "(--request: a JSON file, an s3:// URI of one, or inline JSON); flags override its fields. "
+    "Exit status: 0 complete; 2 bad input or a failed run (the message names the input and the fix); "
+    "130 interrupted. The result file (--out) is written in every case; one that holds finished episodes "
+    "is kept unless --resume or --overwrite says what to do with them."
+)
+
 #: The suite of a run that names none.
 DEFAULT_SUITE = "libero_spatial"
 
@@ -130,7 +141,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "evaluate",
         help="evaluate a checkpoint on a LIBERO or RoboTwin suite",
-        description=__doc__,
+        description=DESCRIPTION,
         epilog="example: rlinf-bench evaluate runs/exp/checkpoints/global_step_400 "
         "--suite libero_spatial --workers 4 --out results/spatial-run0.json",
         formatter_class=ExampleFormatter,
@@ -275,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval_runner", default_suite: str = "") -> int:
     """``python -m eval_runner`` (and its alias ``python -m eval_runner.robotwin``, ``default_suite="robotwin"``)."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, formatter_class=ExampleFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     add_arguments(parser)
     args = parser.parse_args(argv)

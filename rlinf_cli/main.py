@@ -19,6 +19,7 @@ from typing import Any
 
 from rlinf_bench import __version__
 from rlinf_bench.errors import RlinfBenchError
+from rlinf_cli.help_format import readable_help
 from rlinf_cli.output import error_line
 
 # Add a line here to add a core subcommand (another package: an entry point in COMMAND_GROUP).
@@ -86,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     for command_parser in sub.choices.values():
         # -v/-q after the subcommand too; SUPPRESS keeps a flag given before it.
         _add_verbosity(command_parser, default=argparse.SUPPRESS)
+    readable_help(parser)  # docstrings used as descriptions: no reST markup, no doubled %, on every level
     # argparse lists commands in the order they were added; reorder the listing, not the discovery.
     sub._choices_actions.sort(key=lambda action: flow_rank(action.dest))
     return parser
