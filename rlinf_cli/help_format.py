@@ -43,7 +43,8 @@ def readable_help(parser: argparse.ArgumentParser) -> None:
     """Give ``parser`` and every parser below it (subcommands, a probe's own parsers) the readable formatter."""
     base: Any = parser.formatter_class  # a HelpFormatter subclass in practice (typeshed types it as a callable)
     if isinstance(base, type) and not issubclass(base, _Readable):
-        parser.formatter_class = type(f"Readable{base.__name__}", (_Readable, base), {})
+        readable: Any = type(f"Readable{base.__name__}", (_Readable, base), {})
+        parser.formatter_class = readable
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for child in action.choices.values():
