@@ -272,6 +272,9 @@ def run(args: argparse.Namespace) -> int:
         except RlinfBenchError as exc:
             exc.add_note(f"result: {out}")  # printed on the error's own line (rlinf_cli.output.error_line)
             raise
+        except KeyboardInterrupt as exc:
+            exc.add_note(f"the finished episodes are in {out}: run the same command with --resume to finish it")
+            raise
         finally:
             signal.signal(signal.SIGTERM, previous)
         report_run_result(callback, out, result)
@@ -301,6 +304,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval_runne
     except (RlinfBenchError, ContractError) as exc:  # AssetsMissingError included
         print(f"eval_runner: error: {error_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("eval_runner: interrupted; finished episodes are in the result file (status incomplete)", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        why = error_line(exc)
+        print("eval_runner: interrupted" + (f"; {why}" if why else ""), file=sys.stderr)
         return 130

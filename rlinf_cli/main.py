@@ -19,6 +19,7 @@ from typing import Any
 
 from rlinf_bench import __version__
 from rlinf_bench.errors import RlinfBenchError
+from rlinf_bench.reporting.text_safety import plain
 from rlinf_cli.help_format import readable_help
 from rlinf_cli.output import error_line
 
@@ -156,8 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The message can quote a file's names or a Job's output: no escape sequence reaches the terminal.
         print(f"rlinf-bench {args.command}: error: {error_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"rlinf-bench {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        # A command that knows what to do next (evaluate: --resume) says so in a note.
+        notes = "; ".join(str(n) for n in getattr(exc, "__notes__", ()))
+        print(f"rlinf-bench {args.command}: interrupted" + (f"; {plain(notes)}" if notes else ""), file=sys.stderr)
         return 130
     return int(rc or 0)
 

@@ -53,3 +53,21 @@ def test_given_no_json_then_the_table_is_on_stdout(tmp_path: Path, capsys: pytes
 def test_given_json_with_list_tasks_then_exit_2_rather_than_ignoring_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["evaluate", "--list-tasks", "--json"]) == 2
     assert "--list-tasks prints a table, not JSON: drop --json" in capsys.readouterr().err
+
+
+def test_given_ctrl_c_during_the_run_then_exit_130_saying_how_to_finish_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(run: EvalRun, out: str, args: argparse.Namespace, command: Sequence[str]) -> RunResult:
+        raise KeyboardInterrupt
+
+    kind = dataclasses.replace(libero_kind.KIND, evaluate=interrupted)
+    monkeypatch.setattr("eval_runner.cli.kind_for_suite", lambda suite: kind)
+    out = tmp_path / "r.json"
+
+    assert main(["evaluate", "--tasks", "0", "--out", str(out)]) == 130
+    err = capsys.readouterr().err.strip()
+    assert (
+        err
+        == f"rlinf-bench evaluate: interrupted; the finished episodes are in {out}: run the same command with --resume to finish it"
+    )
