@@ -20,14 +20,28 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from eval_runner.cli_checks import add_overwrite_arguments, check_before_start
 from eval_runner.envs.kinds import all_kinds, check_options, kind_for_suite
 from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
+from rlinf_cli.arguments import add_target_argument, target_of
 from rlinf_cli.help_format import ExampleFormatter
+from rlinf_cli.output import add_json_flag, emit_json, error_line, quiet_stdout
 
 log = logging.getLogger("eval_runner")
+
+#: ``evaluate --help``'s description (the module docstring is written for developers).
+DESCRIPTION = (
+    "Evaluate one checkpoint on one suite with real rollouts: LIBERO (libero_spatial, libero_object, "
+    "libero_goal, libero_10, libero_90) or RoboTwin 2.0 (robotwin, robotwin_<group>, robotwin/<task>; in "
+    ".venv-robotwin or the RoboTwin image). Describe the run with flags, or with an EvalRun document "
+    "(--request: a JSON file, an s3:// URI of one, or inline JSON); flags override its fields. "
+    "Exit status: 0 complete; 2 bad input or a failed run (the message names the input and the fix); "
+    "130 interrupted. The result file (--out) is written in every case; one that holds finished episodes "
+    "is kept unless --resume or --overwrite says what to do with them."
+)
 
 #: The suite of a run that names none.
 DEFAULT_SUITE = "libero_spatial"
@@ -38,7 +52,13 @@ _STEP_RE = re.compile(r"(?:^|/)(?P<exp>[^/]+)/checkpoints/global_step_(?P<step>\
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The evaluate options (shared by the entry points), then each env kind's own options in a group."""
     p.add_argument("--request", metavar="VALUE", help="EvalRun JSON: a file path, an s3:// URI, or inline JSON")
-    p.add_argument("--checkpoint", metavar="URI", help="global_step_<N> directory or s3://bucket/prefix")
+    add_target_argument(
+        p,
+        "checkpoint",
+        metavar="CHECKPOINT",
+        help="global_step_<N> directory or s3://bucket/prefix (default: the request's, else none)",
+        required=False,
+    )
     p.add_argument(
         "--suite",
         metavar="NAME",
@@ -112,15 +132,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="LIBERO config and checkpoint cache (default ~/.cache/rlinf-bench)",
     )
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="keep the finished episodes of an unfinished result at --out and run only the rest",
-    )
+    add_overwrite_arguments(p)
     p.add_argument(
         "--list-tasks", action="store_true", help="print the suite's task ids, names and instructions; run nothing"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json_flag(p, "the RunResult")
     for kind in all_kinds():
         if kind.options:
             kind.add_arguments(p.add_argument_group(kind.title))
@@ -131,8 +148,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "evaluate",
         help="evaluate a checkpoint on a LIBERO or RoboTwin suite",
-        description=__doc__,
-        epilog="example: rlinf-bench evaluate --checkpoint runs/exp/checkpoints/global_step_400 "
+        description=DESCRIPTION,
+        epilog="example: rlinf-bench evaluate runs/exp/checkpoints/global_step_400 "
         "--suite libero_spatial --workers 4 --out results/spatial-run0.json",
         formatter_class=ExampleFormatter,
     )
@@ -196,8 +213,9 @@ def build_run(args: argparse.Namespace, *, s3_client: Any = None) -> EvalRun:
         "output_uri": args.out,
     }
     base.update({k: v for k, v in overrides.items() if v is not None})
-    if args.checkpoint:
-        base["checkpoint"] = checkpoint_ref(args.checkpoint).model_dump()
+    checkpoint = target_of(args, "checkpoint")
+    if checkpoint:
+        base["checkpoint"] = checkpoint_ref(checkpoint).model_dump()
     base.setdefault("checkpoint", CheckpointRef(uri="", experiment="none", global_step=0).model_dump())
     base.setdefault("suite", DEFAULT_SUITE)
     base.setdefault("seed", 0)
@@ -239,23 +257,38 @@ def run(args: argparse.Namespace) -> int:
     from eval_runner.loop import default_output
 
     suite = suite_of(args)
+    as_json = getattr(args, "json", False)
     if args.list_tasks:
+        if as_json:
+            raise ConfigError("--list-tasks prints a table, not JSON: drop --json")
         print(kind_for_suite(suite).list_tasks(suite))
         return 0
     # Started by the state machine: heartbeats while running, then one callback (rlinf_aws.task_callback);
     # an error from here on (a bad request or suite included) is reported to it.
-    with reporting_to_state_machine(TaskCallback.from_env()) as callback:
+    with quiet_stdout(as_json), reporting_to_state_machine(TaskCallback.from_env()) as callback:
         kind = kind_for_suite(suite)
         check_options(kind, suite, args)
         eval_run = build_run(args)
         out = eval_run.output_uri or default_output(eval_run)
+        # Bad arguments and finished episodes at --out are refused here, before the preflight's seconds.
+        check_before_start(eval_run, out, args, sys.argv)
         # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             result = kind.evaluate(eval_run, out, args, sys.argv)
+        except RlinfBenchError as exc:
+            exc.add_note(f"result: {out}")  # printed on the error's own line (rlinf_cli.output.error_line)
+            raise
+        except KeyboardInterrupt as exc:
+            exc.add_note(f"the finished episodes are in {out}: run the same command with --resume to finish it")
+            raise
         finally:
             signal.signal(signal.SIGTERM, previous)
         report_run_result(callback, out, result)
+    if as_json:
+        print(f"{format_table(result)}\nresult: {out}", file=sys.stderr)
+        emit_json(result.to_json())
+        return 0
     print(format_table(result))
     print(f"result: {out}")
     return 0
@@ -263,7 +296,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval_runner", default_suite: str = "") -> int:
     """``python -m eval_runner`` (and its alias ``python -m eval_runner.robotwin``, ``default_suite="robotwin"``)."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, formatter_class=ExampleFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     add_arguments(parser)
     args = parser.parse_args(argv)
@@ -276,8 +309,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval_runne
     try:
         return run(args)
     except (RlinfBenchError, ContractError) as exc:  # AssetsMissingError included
-        print(f"eval_runner: error: {exc}", file=sys.stderr)
+        print(f"eval_runner: error: {error_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("eval_runner: interrupted; finished episodes are in the result file (status incomplete)", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        why = error_line(exc)
+        print("eval_runner: interrupted" + (f"; {why}" if why else ""), file=sys.stderr)
         return 130

@@ -294,4 +294,5 @@ def _final_write(
         writer.write(final, final=True)
     except Exception as exc:  # never mask the original error with a write error
         print(f"eval_runner: could not write the {status.value} result to {writer.out}: {exc}", file=sys.stderr)
-    log.error("run %s: %s (result: %s)", status.value, error, writer.out)
+    # The CLI prints the error once, with the result file (eval_runner.cli); a second copy here doubled it.
+    log.debug("run %s: %s (result: %s)", status.value, error, writer.out)

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             row.update(status="already_evaluated", detail="an execution of this name exists")
         elif not verdict.complete:
             row.update(status="incomplete", detail=verdict.reason)
-        elif starter is None:
+        elif starter is None or args.dry_run:  # --dry-run with an ARN: what exists is asked, nothing is started
             row.update(status="would_start", detail=verdict.reason)
         else:
             request = config.request_for(ref.model_copy(update={"layout": verdict.layout or ref.layout}))

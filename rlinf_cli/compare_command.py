@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlinf_cli.help_format import ExampleFormatter
 
 log = logging.getLogger(__name__)
+
+#: What ``--out DIR`` holds afterwards (rlinf_tracking.mlflow_publish.write_local_artifacts writes them).
+REPORT_FILES = "checkpoint_report.json, report.md and sr_vs_step.png"
 
 if TYPE_CHECKING:
     from rlinf_bench.contracts import CheckpointReport, ProbeResult
@@ -61,17 +65,37 @@ def register(sub: argparse._SubParsersAction) -> None:
         "spending, up to 6 rounds); verdicts use its boundaries and each suite says stop or continue "
         "(docs/statistics.md). Any number of complete runs is accepted",
     )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help=f"write {REPORT_FILES} into DIR (with --publish the default is ./reports/<request id>; "
+        "without it, nothing is written unless --out is given)",
+    )
     pub = p.add_argument_group("publishing (previous/best then come from MLflow)")
     pub.add_argument("--publish", action="store_true", help="publish the report to MLflow (parent + child runs)")
-    pub.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
+    pub.add_argument(
+        "--tracking-uri", default=None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI); only with --publish"
+    )
     pub.add_argument(
         "--experiment",
-        default="RLinf",
+        default=None,
         help="MLflow experiment to publish into (default: RLinf); the checkpoint's training experiment's "
-        "name publishes into RLinf, where its runs live",
+        "name publishes into RLinf, where its runs live; only with --publish",
     )
-    pub.add_argument("--out", default=None, help="folder for the report files (default: ./reports/<request id>)")
     p.set_defaults(func=run)
+
+
+def _refuse_publish_only_flags(args: argparse.Namespace) -> None:
+    """--tracking-uri and --experiment mean something only when publishing: refuse them instead of ignoring them."""
+    from rlinf_bench.errors import ConfigError
+
+    given = [f for f, v in (("--tracking-uri", args.tracking_uri), ("--experiment", args.experiment)) if v is not None]
+    if given and not args.publish:
+        raise ConfigError(
+            f"{' and '.join(given)} only apply with --publish (they say where to publish): add --publish, "
+            f"or drop {' and '.join(given)}"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(f"--tolerance/--tolerance-previous/--alpha: {exc}") from exc
     baselines = get_baselines(args.baseline)  # unknown names fail before any file is read
+    _refuse_publish_only_flags(args)
     if args.adaptive and args.publish:
         raise ConfigError("--adaptive is not yet available with --publish: compare, then publish the fixed protocol")
     if args.publish:
@@ -117,6 +142,11 @@ def run(args: argparse.Namespace) -> int:
         from rlinf_bench.stats.sequential import apply_adaptive
 
         apply_adaptive(report, AdaptiveDesign(alpha=args.alpha))
+    if args.out:
+        from rlinf_tracking.mlflow_publish import write_local_artifacts
+
+        write_local_artifacts(report, Path(args.out), history=(), baselines=baselines)
+        log.info("report files (%s) in %s", REPORT_FILES, args.out)
     return _finish(args, report)
 
 
@@ -162,7 +192,6 @@ def strict_failures(report: CheckpointReport) -> list[str]:
 
 def _publish(args: argparse.Namespace, cfg: VerdictConfig) -> CheckpointReport:
     import os
-    from pathlib import Path
 
     from rlinf_bench.errors import ConfigError
     from rlinf_bench.stats.aggregate import load_runs
@@ -181,7 +210,9 @@ def _publish(args: argparse.Namespace, cfg: VerdictConfig) -> CheckpointReport:
     out = Path(args.out or Path("reports") / (runs[0].result.request_id or "checkpoint"))
     client = MlflowClient(uri)
     ckpt = runs[0].result.checkpoint
-    experiment = publish_experiment(client, args.experiment, training_experiment=ckpt.experiment if ckpt else "")
+    experiment = publish_experiment(
+        client, args.experiment or "RLinf", training_experiment=ckpt.experiment if ckpt else ""
+    )
     report = summarize_and_publish(
         runs,
         client=client,

@@ -20,6 +20,8 @@ from typing import Any
 from rlinf_bench import __version__
 from rlinf_bench.errors import RlinfBenchError
 from rlinf_bench.reporting.text_safety import plain
+from rlinf_cli.help_format import readable_help
+from rlinf_cli.output import error_line
 
 # Add a line here to add a core subcommand (another package: an entry point in COMMAND_GROUP).
 COMMAND_MODULES: list[str] = [
@@ -60,7 +62,7 @@ throughput), and evaluates every new checkpoint automatically on AWS/Kubernetes.
 EPILOG = """\
 a first session:
   rlinf-bench doctor                                        # is this machine ready? (fix for each problem)
-  rlinf-bench evaluate --checkpoint runs/exp/checkpoints/global_step_400 --suite libero_spatial
+  rlinf-bench evaluate runs/exp/checkpoints/global_step_400 --suite libero_spatial
   rlinf-bench compare results/*/libero_spatial/run*.json --baseline libero/openvla-oft-rlinf
   rlinf-bench report --tracking-uri sqlite:///mlflow.db --out report/
 
@@ -86,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     for command_parser in sub.choices.values():
         # -v/-q after the subcommand too; SUPPRESS keeps a flag given before it.
         _add_verbosity(command_parser, default=argparse.SUPPRESS)
+    readable_help(parser)  # docstrings used as descriptions: no reST markup, no doubled %, on every level
     # argparse lists commands in the order they were added; reorder the listing, not the discovery.
     sub._choices_actions.sort(key=lambda action: flow_rank(action.dest))
     return parser
@@ -152,10 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RlinfBenchError as exc:
         # Errors we raise on purpose already name the input and the fix: no traceback.
         # The message can quote a file's names or a Job's output: no escape sequence reaches the terminal.
-        print(f"rlinf-bench {args.command}: error: {plain(exc, multiline=True)}", file=sys.stderr)
+        print(f"rlinf-bench {args.command}: error: {error_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"rlinf-bench {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        # A command that knows what to do next (evaluate: --resume) says so in a note.
+        notes = "; ".join(str(n) for n in getattr(exc, "__notes__", ()))
+        print(f"rlinf-bench {args.command}: interrupted" + (f"; {plain(notes)}" if notes else ""), file=sys.stderr)
         return 130
     return int(rc or 0)
 

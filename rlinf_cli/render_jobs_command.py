@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rlinf_cli.help_format import ExampleFormatter
+from rlinf_cli.output import add_json_flag, emit_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME=VALUE",
         help="extra environment variable for every container (repeatable)",
     )
+    add_json_flag(p, "{manifests: [paths in submit order]}")
     p.set_defaults(func=run)
 
 
@@ -40,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--env {item!r} must look like NAME=VALUE")
         extra[name] = value
     request = load_request(Path(args.request))
-    for path in write_manifests(request, Path(args.out), extra_env=extra):
-        print(path)
+    paths = write_manifests(request, Path(args.out), extra_env=extra)
+    if args.json:
+        emit_json({"manifests": [str(p) for p in paths]})
+    else:
+        for path in paths:
+            print(path)
     return 0

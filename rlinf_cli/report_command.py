@@ -5,8 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rlinf_cli.help_format import ExampleFormatter
+from rlinf_cli.output import add_json_flag, emit_json, quiet_stdout
+
+if TYPE_CHECKING:
+    from rlinf_bench.contracts import CheckpointReport
+    from rlinf_bench.reporting.site import SiteFiles
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--mlflow-experiment",
-        default="RLinf",
+        default=None,
         help="the MLflow experiment that holds every training experiment's runs (default: RLinf)",
     )
     p.add_argument("--training-experiment", default=None, help="only checkpoints of this training experiment")
@@ -40,17 +46,36 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="build from CheckpointReport files (e.g. compare --json output) instead of MLflow",
     )
     p.add_argument("--out", default="report", help="output folder (default: ./report)")
+    add_json_flag(p, "{checkpoints, index, html, markdown, plot, pages}")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write the site; ``--json`` prints where its files are (MLflow's own prints go to stderr then)."""
+    with quiet_stdout(args.json):
+        reports, files = _from_files(args) if args.reports else _from_mlflow(args)
+    if args.json:
+        emit_json(
+            {
+                "checkpoints": [r.checkpoint_uri for r in reports],
+                "index": str(files.index) if files.index else None,
+                "html": str(files.html),
+                "markdown": str(files.markdown),
+                "plot": str(files.plot),
+                "pages": len(files.pages),
+            }
+        )
+    else:
+        print(f"{len(reports)} checkpoint(s)\n{files.index}\n{files.html}\n{files.markdown}")
+    return 0
+
+
+def _from_mlflow(args: argparse.Namespace) -> tuple[list[CheckpointReport], SiteFiles]:
     from rlinf_bench.baselines import get_baselines
     from rlinf_bench.errors import ConfigError
     from rlinf_bench.reporting.plot import plot_baselines
     from rlinf_bench.reporting.site import write_site
 
-    if args.reports:
-        return _from_files(args)
     uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
     if not uri:
         raise ConfigError(
@@ -65,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     client = MlflowClient(uri)
     # A training experiment's name (demo) finds its runs in the MLflow experiment; an unknown name lists both kinds.
     choice = resolve_experiment(
-        client, args.experiment, default=args.mlflow_experiment, training_experiment=args.training_experiment
+        client, args.experiment, default=args.mlflow_experiment or "RLinf", training_experiment=args.training_experiment
     )
     experiment, training = choice.mlflow_experiment, choice.training_experiment
     reports = load_history(client, experiment, training_experiment=training)
@@ -88,12 +113,18 @@ def run(args: argparse.Namespace) -> int:
     files = write_site(
         reports, Path(args.out), baselines=plot_baselines(reports, args.baseline), title=title, mlflow_evidence=evidence
     )
-    print(f"{len(reports)} checkpoint(s)\n{files.index}\n{files.html}\n{files.markdown}")
-    return 0
+    return reports, files
 
 
-def _from_files(args: argparse.Namespace) -> int:
+def _from_files(args: argparse.Namespace) -> tuple[list[CheckpointReport], SiteFiles]:
     """Offline: the same page from CheckpointReport JSON files (no tracking server involved)."""
+    from rlinf_bench.errors import ConfigError
+
+    given = [
+        f for f, v in (("--tracking-uri", args.tracking_uri), ("--mlflow-experiment", args.mlflow_experiment)) if v
+    ]
+    if given:  # they say where to read MLflow, which --reports does not: refused rather than ignored
+        raise ConfigError(f"{' and '.join(given)} and --reports exclude each other: --reports reads no MLflow")
     from rlinf_bench.baselines import get_baselines
     from rlinf_bench.contracts import CheckpointReport
     from rlinf_bench.reporting.plot import plot_baselines
@@ -103,5 +134,4 @@ def _from_files(args: argparse.Namespace) -> int:
     reports = [CheckpointReport.load(p) for p in args.reports]
     title = f"rlinf-bench: {args.training_experiment or args.experiment}"
     files = write_site(reports, Path(args.out), baselines=plot_baselines(reports, args.baseline), title=title)
-    print(f"{len(reports)} checkpoint(s)\n{files.index}\n{files.html}\n{files.markdown}")
-    return 0
+    return reports, files

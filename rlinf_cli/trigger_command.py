@@ -1,4 +1,4 @@
-"""``rlinf-bench trigger CHECKPOINT_URI``: evaluate one checkpoint by hand.
+"""``rlinf-bench trigger CHECKPOINT``: evaluate one checkpoint by hand (``--checkpoint`` is an alias).
 
 The same checks as the event path (layout, completeness, quiet period) and the same deterministic
 execution name, so a manual trigger and a late S3 event never start two evaluations.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from rlinf_cli.arguments import add_target_argument, target_of
 from rlinf_cli.help_format import ExampleFormatter
 from rlinf_cli.intake_common import Clients, add_intake_options, intake_config, state_machine_arn
 
@@ -20,7 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="example: rlinf-bench trigger s3://bucket/runs/exp/checkpoints/global_step_400 --state-machine-arn ARN",
         formatter_class=ExampleFormatter,
     )
-    p.add_argument("checkpoint", metavar="CHECKPOINT_URI", help="s3://bucket/.../global_step_N or a local directory")
+    add_target_argument(
+        p, "checkpoint", metavar="CHECKPOINT", help="s3://bucket/.../global_step_N or a local directory"
+    )
     add_intake_options(p)
     p.add_argument(
         "--rerun",
@@ -36,10 +39,11 @@ def run(args: argparse.Namespace) -> int:
     from rlinf_bench.checkpoints.keys import ref_from_root_uri
     from rlinf_bench.errors import CheckpointNotReadyError
 
+    checkpoint = str(target_of(args, "checkpoint"))
     clients = Clients(args.region)
     config = intake_config(args, clients)
     arn = state_machine_arn(args)
-    ref = ref_from_root_uri(args.checkpoint, patterns=config.patterns)
+    ref = ref_from_root_uri(checkpoint, patterns=config.patterns)
     verdict = check_completeness(
         ref.uri, lister_for(ref.uri, lambda: clients("s3")), quiet_period_s=config.quiet_period_s
     )

@@ -7,32 +7,14 @@ Job packages' commands, so the core never imports this package.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import logging
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from rlinf_cli.arguments import add_budget_arguments, add_target_argument, budget_overrides, target_of
 from rlinf_cli.help_format import ExampleFormatter
+from rlinf_cli.output import emit_json, quiet_stdout
 
 __all__ = ["register_demo", "register_pipeline", "register_status", "register_watch"]
-
-
-@contextlib.contextmanager
-def quiet_stdout(enabled: bool) -> Iterator[None]:
-    """With --json, everything but the JSON document (Lambda logs, progress) goes to stderr."""
-    if not enabled:
-        yield
-        return
-    with contextlib.redirect_stdout(sys.stderr):
-        yield
-
-
-def emit_json(doc: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-    sys.stdout.flush()
 
 
 def _quiet_loggers(verbose: bool) -> None:
@@ -62,10 +44,12 @@ def register_pipeline(sub: argparse._SubParsersAction) -> None:
         "let S3 -> EventBridge -> SQS -> router -> Step Functions -> Jobs -> aggregate -> publish run. "
         "Writes DIR/mlflow.db, DIR/report/report.html, DIR/outbox/email/*.txt, DIR/outbox/slack/*.json. "
         "Exit status 1 when an execution failed; 2 on bad input; 130 on Ctrl-C (run it again to resume).",
-        epilog="example: rlinf-bench pipeline --checkpoint runs/exp/checkpoints/global_step_400 --out pipeline-out",
+        epilog="example: rlinf-bench pipeline runs/exp/checkpoints/global_step_400 --out pipeline-out",
         formatter_class=ExampleFormatter,
     )
-    p.add_argument("--checkpoint", required=True, help="an RLinf checkpoint directory (…/checkpoints/global_step_N)")
+    add_target_argument(
+        p, "checkpoint", metavar="CHECKPOINT", help="an RLinf checkpoint directory (…/checkpoints/global_step_N)"
+    )
     p.add_argument(
         "--config",
         type=Path,
@@ -73,21 +57,33 @@ def register_pipeline(sub: argparse._SubParsersAction) -> None:
         help="intake config (YAML/JSON eval matrix, docs/intake.md); default: the demo's small budget",
     )
     _common(p)
+    _budget_over_config(p)
     p.set_defaults(func=_run_pipeline)
+
+
+def _budget_over_config(p: argparse.ArgumentParser) -> None:
+    add_budget_arguments(
+        p,
+        title="budget (overrides the eval matrix of --config, or of the small default)",
+        what="the config's (the small default: 3 runs, 3 trials, 20 steps)",
+    )
 
 
 def _run_pipeline(args: argparse.Namespace) -> int:
     from rlinf_local.runs import run_pipeline
 
+    checkpoint = str(target_of(args, "checkpoint"))
+    budget = budget_overrides(args)
     _quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = run_pipeline(
-            [args.checkpoint],
+            [checkpoint],
             out=args.out,
             config=args.config,
             tracking_uri=args.tracking_uri,
             max_parallel=args.max_parallel,
             progress=not args.json,
+            budget=budget,
         )
     if args.json:
         emit_json(outcome.to_dict())
@@ -108,27 +104,23 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
         formatter_class=ExampleFormatter,
     )
     _common(p)
-    small = p.add_argument_group("a smaller budget (CI, a slow machine)")
-    small.add_argument("--runs", type=int, default=None, help="runs per checkpoint (default 1)")
-    small.add_argument("--trials", type=int, default=None, help="initial states per task (default 3)")
-    small.add_argument("--max-steps", type=int, default=None, help="episode horizon in steps (default 130)")
+    add_budget_arguments(
+        p, title="budget (smaller for CI, a slow machine)", what="the demo's own: 1 run, 3 states, 130 steps"
+    )
     p.set_defaults(func=_run_demo)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     from rlinf_local.demo_command import run_demo
 
+    budget = budget_overrides(args)
     _quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = run_demo(
             args.out,
             tracking_uri=args.tracking_uri,
             max_parallel=args.max_parallel,
-            budget={
-                k: v
-                for k, v in (("runs", args.runs), ("trials", args.trials), ("max_steps", args.max_steps))
-                if v is not None
-            },
+            budget=budget,
         )
     if args.json:
         emit_json(outcome.to_dict())
@@ -145,22 +137,27 @@ def register_watch(sub: argparse._SubParsersAction) -> None:
         epilog="example: rlinf-bench watch runs/ --out watch-out",
         formatter_class=ExampleFormatter,
     )
-    p.add_argument("root", type=Path, help="RLinf log root (…/<experiment>/checkpoints/global_step_N below it)")
+    add_target_argument(
+        p, "root", metavar="ROOT", help="RLinf log root (…/<experiment>/checkpoints/global_step_N below it)"
+    )
     p.add_argument("--config", type=Path, default=None, help="intake config; default: the demo's small budget")
     p.add_argument("--quiet-period", type=float, default=None, help="seconds nothing may change (default: config's)")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between scans of ROOT (default 2)")
     p.add_argument("--max-checkpoints", type=int, default=0, help="stop after this many evaluations (0: never)")
     _common(p)
+    _budget_over_config(p)
     p.set_defaults(func=_run_watch)
 
 
 def _run_watch(args: argparse.Namespace) -> int:
     from rlinf_local.watch import watch
 
+    root = Path(str(target_of(args, "root")))
+    budget = budget_overrides(args)
     _quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = watch(
-            args.root,
+            root,
             out=args.out,
             config=args.config,
             tracking_uri=args.tracking_uri,
@@ -169,6 +166,7 @@ def _run_watch(args: argparse.Namespace) -> int:
             interval_s=args.interval,
             max_checkpoints=args.max_checkpoints,
             progress=not args.json,
+            budget=budget,
         )
     if args.json:
         emit_json(outcome.to_dict())
@@ -187,7 +185,9 @@ def register_status(sub: argparse._SubParsersAction) -> None:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", type=Path, help="an embedded default's folder")
     where.add_argument("--state-machine-arn", help="the deployed stack's EvaluationStateMachineArn")
-    p.add_argument("--limit", type=int, default=20, help="newest executions to show (deployed; default 20)")
+    p.add_argument(
+        "--limit", type=int, default=None, help="newest executions to show (with --state-machine-arn; default 20)"
+    )
     p.add_argument("--json", action="store_true", help="print {executions: [...]} as JSON")
     p.set_defaults(func=_run_status)
 
@@ -195,7 +195,12 @@ def register_status(sub: argparse._SubParsersAction) -> None:
 def _run_status(args: argparse.Namespace) -> int:
     from rlinf_local.status_command import format_status, local_status, remote_status
 
-    executions = local_status(args.out) if args.out else remote_status(args.state_machine_arn, limit=args.limit)
+    if args.out and args.limit is not None:
+        from rlinf_bench.errors import ConfigError
+
+        raise ConfigError("--limit applies to --state-machine-arn (a deployed stack); --out DIR lists every execution")
+    limit = 20 if args.limit is None else args.limit
+    executions = local_status(args.out) if args.out else remote_status(args.state_machine_arn, limit=limit)
     if args.json:
         emit_json({"executions": [e.public() for e in executions]})
     else:

@@ -82,11 +82,13 @@ def watch(
     interval_s: float = 2.0,
     max_checkpoints: int = 0,
     progress: bool = True,
+    budget: dict[str, int] | None = None,
 ) -> PipelineOutcome:
-    """Watch ``root`` until Ctrl-C (or ``max_checkpoints`` evaluations); every complete checkpoint runs once."""
+    """Watch ``root`` until Ctrl-C (or ``max_checkpoints`` evaluations); every complete checkpoint runs once.
+    ``budget``: the ``--runs/--trials/--max-steps`` given, over the config's matrix."""
     if not root.is_dir():
         raise ConfigError(f"watch: {root} is not a directory; give the RLinf log root (…/<experiment>/checkpoints/…)")
-    text = config_text_for(config, out.resolve())
+    text = config_text_for(config, out.resolve(), budget)
     quiet = _quiet_period(text, quiet_period_s)
     with Embedded(
         out,

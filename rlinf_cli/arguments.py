@@ -1,0 +1,82 @@
+"""Arguments that several commands share, so they are spelt the same everywhere (docs/embedded.md, "One grammar").
+
+The grammar: what a command works on comes first, as a positional argument (``pipeline CHECKPOINT``,
+``trigger CHECKPOINT``, ``evaluate CHECKPOINT``, ``watch ROOT``); the option spelling (``--checkpoint``,
+``--root``) is an alias kept for scripts written against earlier versions. The evaluation budget is
+``--runs``, ``--trials`` and ``--max-steps`` on every command that starts evaluations.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rlinf_bench.errors import ConfigError
+
+__all__ = ["add_budget_arguments", "add_target_argument", "budget_overrides", "target_of"]
+
+
+def add_target_argument(
+    p: argparse.ArgumentParser, name: str, *, metavar: str, help: str, required: bool = True
+) -> None:
+    """A positional ``name`` (shown as ``metavar``) and its alias ``--name``; :func:`target_of` reads either."""
+    p.add_argument(name, nargs="?", default=None, metavar=metavar, help=help + f" (also --{name} {metavar})")
+    p.add_argument(
+        f"--{name}", dest=f"{name}_option", default=None, metavar=metavar, help=f"alias of the positional {metavar}"
+    )
+    p.set_defaults(**{f"_{name}_required": required, f"_{name}_metavar": metavar})
+
+
+def target_of(args: argparse.Namespace, name: str) -> str | None:
+    """The value given positionally or as ``--name``; a ConfigError when both differ, or when a required one is missing."""
+    positional, option = getattr(args, name, None), getattr(args, f"{name}_option", None)
+    metavar = getattr(args, f"_{name}_metavar", name.upper())
+    command = getattr(args, "command", None) or "COMMAND"
+    if positional is not None and option is not None and str(positional) != str(option):
+        raise ConfigError(
+            f"two {metavar}s given: {positional} (positional) and --{name} {option}; give it once, "
+            f"e.g. rlinf-bench {command} {positional}"
+        )
+    value = positional if positional is not None else option
+    if value is None and getattr(args, f"_{name}_required", False):
+        raise ConfigError(f"no {metavar} given: rlinf-bench {command} {metavar} (or --{name} {metavar})")
+    return None if value is None else str(value)
+
+
+def add_budget_arguments(
+    p: argparse.ArgumentParser, *, title: str, defaults: dict[str, int] | None = None, what: str = ""
+) -> None:
+    """``--runs``, ``--trials`` and ``--max-steps`` in one argument group; without ``defaults`` each is None
+    (the config's value stands) and ``what`` says what they override."""
+    d = defaults or {}
+    group = p.add_argument_group(title)
+
+    def default_text(key: str) -> str:
+        return f"default {d[key]}" if key in d else f"default: {what}"
+
+    group.add_argument(
+        "--runs", type=int, default=d.get("runs"), metavar="N", help=f"runs per suite ({default_text('runs')})"
+    )
+    group.add_argument(
+        "--trials",
+        type=int,
+        default=d.get("trials"),
+        metavar="N",
+        help=f"trials per task, one per initial state ({default_text('trials')})",
+    )
+    group.add_argument(
+        "--max-steps",
+        type=int,
+        default=d.get("max_steps"),
+        metavar="N",
+        help=f"episode horizon in policy steps ({default_text('max_steps')})",
+    )
+
+
+def budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The budget flags that were given (``runs``, ``trials``, ``max_steps``), each checked to be >= 1."""
+    given = {k: getattr(args, k, None) for k in ("runs", "trials", "max_steps")}
+    for key, value in given.items():
+        if value is not None and value < 1:
+            raise ConfigError(f"--{key.replace('_', '-')} must be >= 1, got {value}")
+    return {k: v for k, v in given.items() if v is not None}
