@@ -82,6 +82,7 @@ def test_given_two_pairs_then_each_harness_keeps_both_values_and_the_ratio_is_ta
     assert doc["rlinf_bench"]["wall_s"] == [300.0, 320.0]
     assert doc["vla_eval"]["wall_s"] == [400.0, 320.0]
     assert doc["vla_eval"]["ours_over_vla_eval_wall"] == [0.75, 1.0]
+    assert doc["vla_eval"]["ours_over_vla_eval_episodes_per_h"] == [1.33, 1.0]
     assert doc["vla_eval"]["version"] == "0.8.0"
 
 
