@@ -87,6 +87,15 @@ def _run_protocol(suite: SuiteReport) -> RunProtocol:
     return suite.protocol or RunProtocol(max_steps=_suite_max_steps(suite), settle_steps=10)
 
 
+#: the command-line flag behind each override a RunProtocol records
+OVERRIDE_FLAGS = {
+    "max_steps": "--max-steps",
+    "settle_steps": "--settle-steps",
+    "settle_gripper": "--settle-gripper",
+    "render_resolution": "--resolution",
+}
+
+
 def comparability(suite: SuiteReport, baseline: Baseline) -> str | None:
     """Why ``suite``'s runs cannot be compared with ``baseline`` (None: they can, or nothing is known).
 
@@ -94,12 +103,19 @@ def comparability(suite: SuiteReport, baseline: Baseline) -> str | None:
     """
     if baseline.protocol is None:
         return None
-    diffs = episode_differences(_run_protocol(suite), baseline.protocol, suite.suite)
+    run = _run_protocol(suite)
+    diffs = episode_differences(run, baseline.protocol, suite.suite)
     if not diffs:
         return None
+    if run.name == baseline.protocol.name and run.overrides:
+        # The run already uses the baseline's protocol; its own overrides are what make the difference.
+        flags = ", ".join(OVERRIDE_FLAGS.get(o, o) for o in run.overrides)
+        fix = f"leave out {flags} (keep the {run.name} protocol's own settings) for a verdict"
+    else:
+        fix = f"run with --protocol {baseline.protocol.name} for a verdict"
     return (
         f"measured under another protocol: {'; '.join(diffs)} (run vs {baseline.name}, {baseline.protocol.name} "
-        f"protocol); run with --protocol {baseline.protocol.name} for a verdict"
+        f"protocol); {fix}"
     )
 
 

@@ -251,6 +251,17 @@ def test_given_an_oft_protocol_run_then_an_rlinf_baseline_is_not_comparable_what
         assert "settle gripper -1 vs 0" in v.reason and "--protocol rlinf" in v.reason
 
 
+def test_given_the_rlinf_protocol_with_a_shorter_horizon_then_the_fix_is_to_leave_out_the_override() -> None:
+    runs = _runs([1] * 50, "rlinf")
+    short = [
+        r.model_copy(update={"protocol": r.protocol.model_copy(update={"max_steps": 130, "overrides": ["max_steps"]})})
+        for r in runs
+    ]
+    v = verdict(short, get_baseline("libero/openvla-oft-rlinf"))
+    assert v.value == VerdictValue.NOT_COMPARABLE and "max steps 130 vs 512" in v.reason
+    assert "leave out --max-steps" in v.reason and "--protocol rlinf" not in v.reason  # it already is rlinf
+
+
 def test_given_the_rlinf_protocol_but_greedy_decoding_then_a_verdict_that_names_the_decoding() -> None:
     runs = _runs([1] * 49 + [0], "rlinf")
     greedy = [r.model_copy(update={"protocol": r.protocol.model_copy(update={"decoding": "greedy"})}) for r in runs]
