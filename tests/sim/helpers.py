@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def make_run(**overrides: object) -> EvalRun:
-    """A tiny run on libero_spatial task 0 with the zero policy; override any field."""
+    """A tiny run on libero_spatial task 0 with the zero policy under the OFT protocol; override any field."""
     fields: dict[str, object] = {
         "request_id": "simtest",
         "checkpoint": NO_CHECKPOINT,
@@ -30,6 +30,9 @@ def make_run(**overrides: object) -> EvalRun:
         "max_steps": 5,
         "policy": "builtin:zero",
         "workers": 1,
+        # The simulator tests check OpenVLA-OFT's loop (10 settle steps, gripper -1); the default became the
+        # rlinf protocol (15 settle steps, gripper 0), so they name theirs. A test of another sets it.
+        "protocol": "oft",
     }
     fields.update(overrides)
     return EvalRun.model_validate(fields)
