@@ -27,6 +27,7 @@ from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.errors import ClusterUnreachableError, JobNotFoundError
 from rlinf_k8s.jobs import JobBundle
 from rlinf_k8s.submitter import FailureReason, JobState, JobStatus, SubmitResult
+from rlinf_local.execution_history import history as execution_history
 from rlinf_local.lambdas import InProcessLambdas, load_app
 from rlinf_local.stack import function_folders
 
@@ -232,16 +233,7 @@ class WorkflowStack:
         raise AssertionError(f"execution {name} still running after {timeout_s} s")
 
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
-        sfn = boto3.client("stepfunctions", region_name=REGION)
-        events: list[dict[str, Any]] = []
-        token: str | None = None
-        while True:
-            kw = {"nextToken": token} if token else {}
-            page = sfn.get_execution_history(executionArn=execution_arn, maxResults=1000, **kw)
-            events += page["events"]
-            token = page.get("nextToken")
-            if not token:
-                return events
+        return execution_history(boto3.client("stepfunctions", region_name=REGION), execution_arn)
 
     def emails(self) -> list[str]:
         sqs = boto3.client("sqs", region_name=REGION)
