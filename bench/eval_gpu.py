@@ -58,15 +58,15 @@ ZERO_ACTION = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
 class Report:
     """The result document, rewritten atomically after every figure."""
 
-    def __init__(self, path: Path, argv: list[str]) -> None:
+    def __init__(self, path: Path, argv: list[str], args: argparse.Namespace) -> None:
         self.path = path
         self.doc: dict[str, Any] = {
             "benchmark": "eval_gpu",
-            "suite": SUITE,
+            "suite": args.suite,
             "task": TASK,
             "cameras": list(CAMERAS),
-            "resolution": RESOLUTION,
-            "max_steps": MAX_STEPS,
+            "resolution": args.resolution,  # what this run used, not the default
+            "max_steps": args.max_steps,
             "settle_steps": SETTLE,
             "machine": machine(),
             "commands": [shlex.join([Path(sys.executable).name, *argv])],
@@ -629,7 +629,7 @@ def main() -> int:
         return combine(args.combine, args.out)
     os.environ.setdefault("MUJOCO_GL", "egl")
     os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
-    report = Report(args.out, sys.argv)
+    report = Report(args.out, sys.argv, args)
     parts = set(args.parts.split(","))
     ns = [int(x) for x in args.workers.split(",") if x]
     lockstep = {int(x) for x in args.lockstep.split(",") if x}

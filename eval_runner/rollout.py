@@ -98,7 +98,8 @@ class Rollout:
         """Start the worker's next episode (its reset then overlaps with the other workers' steps)."""
         ep = self.scheduler.next_for(w.loaded_task)
         if ep is None:
-            self._occupancy.worker_idle(time.perf_counter(), self.builder.counters.env_steps)
+            if not self.scheduler.waiting():  # queued episodes wait for a reset in flight: not idle
+                self._occupancy.worker_idle(time.perf_counter(), self.builder.counters.env_steps)
             return
         if self.videos is not None:
             ep = self.videos.plan(ep)

@@ -58,13 +58,58 @@ def test_given_two_idle_workers_then_the_second_takes_a_task_whose_state_is_know
     assert b.rng is not None and b.rng.base_index == 0
 
 
-def test_given_an_unknown_state_on_the_loaded_task_then_the_worker_replays_the_missing_resets() -> None:
+def test_given_an_unknown_state_whose_reset_is_in_flight_then_the_worker_waits_instead_of_replaying() -> None:
     sched = Scheduler(plan_episodes("s", 0, [0], 3))
     first = sched.next_for(None)
-    second = sched.next_for(0)  # episode 0's reset has not reported yet
+    assert first is not None
 
-    assert first is not None and second is not None and second.key == (0, 1)
-    assert second.rng is not None and second.rng.base_index == 0  # the worker performs reset 0 itself first
+    assert sched.next_for(0) is None and sched.waiting()  # episode 0's reset has not reported yet
+    sched.record_reset(first, _state_after_draws(0, 10))
+    second = sched.next_for(0)
+
+    assert second is not None and second.key == (0, 1)
+    assert second.rng is not None and second.rng.base_index == 1  # no reset to replay
+
+
+def test_given_no_reset_in_flight_then_an_unknown_state_is_reached_by_replaying_resets() -> None:
+    sched = Scheduler([EpisodeTask(task_id=0, init_state=2, seed=0)])
+
+    ep = sched.next_for(None)
+
+    assert ep is not None and ep.rng is not None and ep.rng.base_index == 0  # the worker replays resets 0 and 1
+
+
+def test_given_a_reset_that_crashed_then_the_waiting_workers_are_not_stuck() -> None:
+    sched = Scheduler(plan_episodes("s", 0, [0], 3))
+    first = sched.next_for(None)
+    assert first is not None and sched.next_for(0) is None
+
+    sched.requeue_front(first.retry())  # its worker died during the reset
+
+    again = sched.next_for(0)
+    assert again is not None and again.key == (0, 0) and again.attempt == 1
+
+
+def test_given_fifteen_workers_on_one_task_then_no_reset_is_replayed_and_every_episode_runs() -> None:
+    sched = Scheduler(plan_episodes("s", 0, [0], 30))
+    idle, resetting, replayed, started = list(range(15)), [], 0, []
+    while idle or resetting:
+        for w in list(idle):  # every free worker asks; a reset then reports, oldest first
+            ep = sched.next_for(0 if started else None)
+            if ep is not None:
+                idle.remove(w)
+                resetting.append((w, ep))
+                replayed += ep.init_state - ep.rng.base_index  # type: ignore[union-attr]
+        if not resetting:
+            break
+        w, ep = resetting.pop(0)
+        sched.record_reset(ep, _state_after_draws(0, 10 * (ep.init_state + 1)))
+        started.append(ep.key)
+        if len(sched):
+            idle.append(w)
+
+    assert replayed == 0
+    assert sorted(started) == [(0, i) for i in range(30)]
 
 
 def test_given_a_loaded_task_then_its_known_episodes_come_before_the_queue_head() -> None:
