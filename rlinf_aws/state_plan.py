@@ -49,7 +49,7 @@ def _probe_item(request: EvalRequest, probe: ProbeSpec, base: str, root: str, he
         namespace=request.kubernetes.namespace,
         result_uri=probe_result_uri(root, probe.name),
         heartbeat_s=heartbeat_s,
-        timeout_s=request.kubernetes.probe_deadline_s + request.workflow.queue_s,
+        timeout_s=request.kubernetes.probe_deadline_s + request.queue_allowance_s(),
         probe=probe,
     )
 
@@ -72,7 +72,7 @@ def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
                 namespace=request.kubernetes.namespace,
                 result_uri=run.output_uri or "",
                 heartbeat_s=heartbeat_s,
-                timeout_s=request.kubernetes.eval_deadline_s + request.workflow.queue_s,
+                timeout_s=request.kubernetes.eval_deadline_s + request.queue_allowance_s(),
                 run=run,
             )
         )
