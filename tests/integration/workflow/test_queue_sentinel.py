@@ -6,21 +6,28 @@ server, where the test plays Kueue's part (the Job stays suspended, its Workload
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
 
+from rlinf_aws.execution_names import execution_name
+from rlinf_aws.task_callback import TOKEN_ENV
 from rlinf_bench.contracts import KueueSettings
 from rlinf_k8s.api_client import ApiCaller, RetryPolicy, api_client_for_url
-from rlinf_k8s.jobs import jobs_for_request
+from rlinf_k8s.jobs import JobBundle, jobs_for_request
 from rlinf_k8s.kubernetes_backend import KubernetesSubmitter
-from rlinf_k8s.queue_sentinel import QUEUE_ERROR, JobPhase, read_queue, sweep
+from rlinf_k8s.queue_sentinel import QUEUE_ERROR, JobPhase, QueuedJob, read_queue, sweep
+from rlinf_k8s.submitter import SubmitResult
 from tests.integration.k8s.conftest import SleepRecorder
 from tests.integration.k8s.fake_apiserver import FakeApiServer
+from tests.integration.workflow.harness import REGION, FakeJobs, _env_of
 from tests.integration.workflow.test_job_callbacks import WAITER, finished, moto_server, start_waiting
+from tests.integration.workflow.test_state_machine import request_for, results_for, stack
 from tests.unit.k8s.conftest import make_request
 
 pytestmark = pytest.mark.usefixtures("aws_env")
@@ -115,3 +122,55 @@ def test_a_preempted_job_is_told_apart_and_completes_once_readmitted(
     assert sweep(read_queue(caller, NS), sfn).heartbeats == []
     sfn.send_task_success(taskToken=token, output='{"kind": "eval"}')
     assert finished(sfn, execution)["status"] == "SUCCEEDED"
+
+
+class _QueuedJobs(FakeJobs):
+    """FakeJobs that stay queued (silent) for ``duration_s`` before they run and call back, like Kueue Jobs."""
+
+    bundles: dict[str, JobBundle]
+
+    def submit(self, bundle: JobBundle) -> SubmitResult:
+        self.bundles = getattr(self, "bundles", {})
+        self.bundles[bundle.name] = bundle
+        return super().submit(bundle)
+
+    def queued(self) -> list[QueuedJob]:
+        now = datetime.now(UTC)
+        return [
+            QueuedJob(
+                name=name,
+                namespace=b.namespace,
+                queue="rlinf-eval",
+                phase=JobPhase.QUEUED,
+                waiting_since=now,
+                limit_min=120,
+                token=_env_of(b)[TOKEN_ENV],
+            )
+            for name, b in list(getattr(self, "bundles", {}).items())
+            if name not in self.statuses
+        ]
+
+
+def test_the_evaluation_state_machine_keeps_queued_jobs_past_their_heartbeat_and_completes() -> None:
+    jobs = _QueuedJobs(make_result=results_for(100, 0.5), duration_s=3 * HEARTBEAT_S)
+    req = request_for(100, heartbeat_s=HEARTBEAT_S).model_copy(update={"kueue": KueueSettings(queue="rlinf-eval")})
+    stop = threading.Event()
+    with stack(jobs) as st:
+
+        def sentinel() -> None:
+            sfn = boto3.client("stepfunctions", region_name=REGION)
+            while not stop.is_set():
+                sweep(jobs.queued(), sfn)
+                stop.wait(0.5)
+
+        thread = threading.Thread(target=sentinel, daemon=True)
+        thread.start()
+        try:
+            desc = st.run(req.to_json(), execution_name(req), timeout_s=240)
+            events = st.history(desc["executionArn"])
+        finally:
+            stop.set()
+            thread.join(timeout=5)
+    assert desc["status"] == "SUCCEEDED", desc
+    assert not any(e["type"] == "TaskTimedOut" for e in events), "a queued Job was declared silent"
+    assert not any(e["type"] == "TaskFailed" for e in events)
