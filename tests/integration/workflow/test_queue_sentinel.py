@@ -50,7 +50,8 @@ def caller(fake: FakeApiServer) -> ApiCaller:
 
 @pytest.fixture(autouse=True)
 def short_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(WAITER["States"]["Wait"], "HeartbeatSeconds", HEARTBEAT_S)
+    states: dict[str, dict[str, Any]] = WAITER["States"]  # type: ignore[assignment]
+    monkeypatch.setitem(states["Wait"], "HeartbeatSeconds", HEARTBEAT_S)
 
 
 def _submit_queued_job(caller: ApiCaller, token: str) -> str:
