@@ -112,7 +112,8 @@ def _token(job: k8s.V1Job) -> str:
     for container in (spec.containers if spec else None) or []:
         for var in container.env or []:
             if var.name == TOKEN_ENV and var.value:
-                return str(var.value)
+                # The Job builder escaped $ as $$ (Kubernetes' $(VAR) expansion); the container sees it unescaped.
+                return str(var.value).replace("$$", "$")
     return ""
 
 
