@@ -54,7 +54,7 @@ endef
 FUNCTIONS := CheckpointRouterFunction:checkpoint_router:lambda-layer RequestPlannerFunction:request_planner:lambda-layer \
   SlackNotifierFunction:slack_notifier:lambda-layer JobSubmitterFunction:job_submitter:lambda-k8s \
   FailureNotifierFunction:failure_notifier:lambda-k8s ResultsPublisherFunction:results_publisher:lambda-mlflow \
-  ResultsAggregatorFunction:results_aggregator:lambda-plot
+  ResultsAggregatorFunction:results_aggregator:lambda-plot QueueSentinelFunction:queue_sentinel:lambda-k8s
 field = $(word $(2),$(subst :, ,$(1)))
 requirements: | $(UV) ; $(call requirements,.) ## re-export the requirements files above from uv.lock
 check-requirements: | $(UV) ## the committed requirements files match uv.lock

@@ -27,6 +27,9 @@ class PipelineSettings(BaseModel):
     eval_image: str = Field(default="", description="EVAL_IMAGE: used when the request names none")
     probe_image: str = Field(default="", description="PROBE_IMAGE: used when the request names none")
     namespace: str = Field(default="", description="NAMESPACE: where Jobs run (the stack's RBAC is scoped to it)")
+    kueue_queue: str = Field(default="", description="KUEUE_QUEUE: LocalQueue for requests naming none; empty: off")
+    kueue_priority_class: str = Field(default="", description="KUEUE_PRIORITY_CLASS: their WorkloadPriorityClass")
+    kueue_queue_limit_min: int = Field(default=120, ge=1, description="KUEUE_QUEUE_LIMIT_MIN: their queueing limit")
     mlflow_tracking_uri: str = Field(default="", description="MLFLOW_TRACKING_URI")
     mlflow_experiment: str = Field(default=DEFAULT_EXPERIMENT, description="MLFLOW_EXPERIMENT")
     mlflow_credentials_secret_arn: str = Field(default="", description="MLFLOW_CREDENTIALS_SECRET_ARN (optional)")
@@ -56,6 +59,9 @@ class PipelineSettings(BaseModel):
                 eval_image=env.get("EVAL_IMAGE", ""),
                 probe_image=env.get("PROBE_IMAGE", ""),
                 namespace=env.get("NAMESPACE", ""),
+                kueue_queue=env.get("KUEUE_QUEUE", ""),
+                kueue_priority_class=env.get("KUEUE_PRIORITY_CLASS", ""),
+                kueue_queue_limit_min=env.get("KUEUE_QUEUE_LIMIT_MIN", "") or 120,
                 mlflow_tracking_uri=env.get("MLFLOW_TRACKING_URI", ""),
                 mlflow_experiment=env.get("MLFLOW_EXPERIMENT", "") or DEFAULT_EXPERIMENT,
                 mlflow_credentials_secret_arn=env.get("MLFLOW_CREDENTIALS_SECRET_ARN", ""),

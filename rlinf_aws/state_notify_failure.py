@@ -25,6 +25,7 @@ from rlinf_bench.contracts.workflow import (
 from rlinf_bench.errors import RlinfBenchError
 from rlinf_bench.reporting.message_limits import ERROR_TEXT_MAX_CHARS, cut
 from rlinf_bench.reporting.messages import failure_notification
+from rlinf_k8s.queue_sentinel import QUEUE_ERROR
 from rlinf_k8s.submitter import Submitter
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,9 @@ def explain_run_failure(inp: RunFailureInput, submitter_factory: Callable[[], Su
     cause = cause_text(err)
     job_reason: str | None = None
     if item.job_name:
-        job_reason, described = _job_status(submitter_factory, item.job_name, item.namespace, stop=timed_out)
+        # A Job that waited past its queueing limit is stopped too: nobody awaits it once Kueue admits it.
+        stop = timed_out or err.error == QUEUE_ERROR
+        job_reason, described = _job_status(submitter_factory, item.job_name, item.namespace, stop=stop)
         if timed_out:
             # Step Functions (and moto) may report a missed heartbeat as States.Timeout: say both.
             cause = f"the Job went silent (no heartbeat or result in time); {described}"

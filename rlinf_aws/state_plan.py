@@ -10,7 +10,7 @@ from __future__ import annotations
 from rlinf_aws.execution_names import execution_name, matrix_digest
 from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_bench.contracts.layout import probe_result_uri
-from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, ProbeSpec
+from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, KueueSettings, ProbeSpec
 from rlinf_bench.contracts.workflow import PlanInput, PlanResult, WorkItem
 from rlinf_bench.errors import InvalidRequestError
 from rlinf_bench.request_checks import validate_request
@@ -31,6 +31,13 @@ def resolve_request(request: EvalRequest, settings: PipelineSettings) -> EvalReq
     if settings.namespace and request.kubernetes.namespace != settings.namespace:
         # The stack's RBAC only lets the submitter create Jobs in its own namespace.
         updates["kubernetes"] = request.kubernetes.model_copy(update={"namespace": settings.namespace})
+    if request.kueue is None and settings.kueue_queue:
+        # The stack's default queue (KueueQueue); a request that names its own keeps it.
+        updates["kueue"] = KueueSettings(
+            queue=settings.kueue_queue,
+            priority_class=settings.kueue_priority_class,
+            queue_limit_min=settings.kueue_queue_limit_min,
+        )
     return request.model_copy(update=updates) if updates else request
 
 
@@ -49,7 +56,7 @@ def _probe_item(request: EvalRequest, probe: ProbeSpec, base: str, root: str, he
         namespace=request.kubernetes.namespace,
         result_uri=probe_result_uri(root, probe.name),
         heartbeat_s=heartbeat_s,
-        timeout_s=request.kubernetes.probe_deadline_s + request.workflow.queue_s,
+        timeout_s=request.kubernetes.probe_deadline_s + request.queue_allowance_s(),
         probe=probe,
     )
 
@@ -72,7 +79,7 @@ def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
                 namespace=request.kubernetes.namespace,
                 result_uri=run.output_uri or "",
                 heartbeat_s=heartbeat_s,
-                timeout_s=request.kubernetes.eval_deadline_s + request.workflow.queue_s,
+                timeout_s=request.kubernetes.eval_deadline_s + request.queue_allowance_s(),
                 run=run,
             )
         )

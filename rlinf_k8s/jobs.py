@@ -128,6 +128,7 @@ def eval_job(
         env=_env(request, name, extra_env),
         container_name="eval",
         fail_fast_exit_codes=EVAL_FAIL_FAST_EXIT_CODES,
+        kueue=request.kueue,
     )
     return JobBundle(kind="eval", name=name, namespace=spec.namespace, job=spec.build())
 
@@ -197,6 +198,7 @@ def probe_job(
         headless_service=probe.nodes > 1,
         checkpoint_read_only=probe.name not in WRITING_PROBES,
         fail_fast_exit_codes=PROBE_FAIL_FAST_EXIT_CODES,
+        kueue=request.kueue,
     )
     return JobBundle(kind="probe", name=name, namespace=spec.namespace, job=spec.build(), service=spec.build_service())
 

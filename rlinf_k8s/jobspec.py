@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from kubernetes import client as k8s
 
-from rlinf_bench.contracts import JobSettings
+from rlinf_bench.contracts import JobSettings, KueueSettings
 from rlinf_bench.errors import JobSpecError
 from rlinf_k8s.dns_names import (
     validate_dns1123_label,
@@ -29,6 +29,9 @@ from rlinf_k8s.dns_names import (
 __all__ = [
     "FIELD_REF_ENV",
     "IMAGE_DIGEST_ENV",
+    "KUEUE_PRIORITY_LABEL",
+    "KUEUE_QUEUE_LABEL",
+    "QUEUE_LIMIT_ANNOTATION",
     "RDZV_PORT",
     "ContainerResources",
     "JobSpec",
@@ -37,6 +40,11 @@ __all__ = [
 ]
 
 RDZV_PORT = 29500
+# Kueue's own labels: the LocalQueue a suspended Job waits in, and its WorkloadPriorityClass.
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+# How long the queue sentinel keeps a not-yet-started Job alive (rlinf_k8s.queue_sentinel).
+QUEUE_LIMIT_ANNOTATION = "rlinf-bench/queue-limit-min"
 # Read by rlinf_bench.provenance.collect_provenance (Provenance.image_digest).
 IMAGE_DIGEST_ENV = "IMAGE_DIGEST"
 # Values the downward API fills in; the local executor resolves the same field paths.
@@ -116,6 +124,7 @@ class JobSpec:
     headless_service: bool = False
     checkpoint_read_only: bool = True
     fail_fast_exit_codes: tuple[int, ...] = ()
+    kueue: KueueSettings | None = None
 
     def __post_init__(self) -> None:
         validate_dns1123_label(self.name, field="job name")
@@ -272,17 +281,23 @@ class JobSpec:
     def build(self) -> k8s.V1Job:
         """The ``batch/v1`` Job."""
         s = self.settings
+        labels, annotations = dict(self.labels), dict(self.annotations)
+        if self.kueue is not None:
+            # Kueue reads these from the Job itself (not the pod template) and unsuspends it on admission.
+            labels[KUEUE_QUEUE_LABEL] = self.kueue.queue
+            if self.kueue.priority_class:
+                labels[KUEUE_PRIORITY_LABEL] = self.kueue.priority_class
+            annotations[QUEUE_LIMIT_ANNOTATION] = str(self.kueue.queue_limit_min)
         meta = k8s.V1ObjectMeta(
-            name=self.name,
-            namespace=self.namespace,
-            labels=dict(self.labels),
-            annotations=dict(self.annotations) or None,
+            name=self.name, namespace=self.namespace, labels=labels, annotations=annotations or None
         )
         return k8s.V1Job(
             api_version="batch/v1",
             kind="Job",
             metadata=meta,
             spec=k8s.V1JobSpec(
+                # Created suspended: Kueue admits it (within quota, by priority) by setting suspend to false.
+                suspend=True if self.kueue is not None else None,
                 backoff_limit=s.backoff_limit,
                 active_deadline_seconds=self.deadline_s,
                 ttl_seconds_after_finished=s.ttl_after_finished_s,

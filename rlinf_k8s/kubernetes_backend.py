@@ -19,6 +19,7 @@ from rlinf_k8s.api_client import ApiCaller
 from rlinf_k8s.job_status import JOB_NAME_LABEL, job_status_from
 from rlinf_k8s.jobs import JobBundle
 from rlinf_k8s.pod_security import require_restricted
+from rlinf_k8s.queue_sentinel import QueuedJob, read_queue
 from rlinf_k8s.submitter import JobStatus, SubmitResult
 
 __all__ = ["KubernetesSubmitter"]
@@ -30,6 +31,7 @@ class KubernetesSubmitter:
     """Submit, watch, read and cancel Jobs on one cluster."""
 
     def __init__(self, caller: ApiCaller) -> None:
+        self._caller = caller
         self._call = caller.call
         self._batch = k8s.BatchV1Api(caller.api_client)
         self._core = k8s.CoreV1Api(caller.api_client)
@@ -88,6 +90,10 @@ class KubernetesSubmitter:
                 f"submitting {bundle.namespace}/{bundle.name} failed ({cause}) and deleting the half-created Job "
                 f"failed too ({cleanup_exc}); delete it by hand: kubectl -n {bundle.namespace} delete job {bundle.name}"
             ) from cleanup_exc
+
+    def queued_jobs(self, namespace: str) -> list[QueuedJob]:
+        """Our Kueue Jobs in ``namespace`` with their phase and wait (what the queue sentinel sweeps)."""
+        return read_queue(self._caller, namespace)
 
     # -- status, logs, cancel -------------------------------------------------------------------
     def status(self, name: str, namespace: str) -> JobStatus:

@@ -188,12 +188,20 @@ def register_status(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--limit", type=int, default=None, help="newest executions to show (with --state-machine-arn; default 20)"
     )
+    p.add_argument(
+        "--compute",
+        default="",
+        help="also list the Kueue Jobs (queued / running / done) on this cluster (COMPUTE syntax)",
+    )
+    p.add_argument("--namespace", default="rlinf-eval", help="the Jobs' namespace (with --compute)")
     p.add_argument("--json", action="store_true", help="print {executions: [...]} as JSON")
     p.set_defaults(func=_run_status)
 
 
 def _run_status(args: argparse.Namespace) -> int:
-    from rlinf_local.status_command import format_status, local_status, remote_status
+    from datetime import UTC, datetime
+
+    from rlinf_local.status_command import format_jobs, format_status, local_status, queued_jobs, remote_status
 
     if args.out and args.limit is not None:
         from rlinf_bench.errors import ConfigError
@@ -201,8 +209,16 @@ def _run_status(args: argparse.Namespace) -> int:
         raise ConfigError("--limit applies to --state-machine-arn (a deployed stack); --out DIR lists every execution")
     limit = 20 if args.limit is None else args.limit
     executions = local_status(args.out) if args.out else remote_status(args.state_machine_arn, limit=limit)
+    jobs = queued_jobs(args.compute, args.namespace) if args.compute else None
     if args.json:
-        emit_json({"executions": [e.public() for e in executions]})
+        doc: dict[str, object] = {"executions": [e.public() for e in executions]}
+        if jobs is not None:
+            doc["jobs"] = [
+                {"job": j.name, "state": j.phase.value, "detail": j.explain(datetime.now(UTC))} for j in jobs
+            ]
+        emit_json(doc)
     else:
         print(format_status(executions))
+        if jobs is not None:
+            print(format_jobs(jobs))
     return 0

@@ -44,6 +44,8 @@ ClientFactory = Callable[[str], Any]
 #: Resource types moto's CloudFormation cannot create (or would create wrongly), and what stands in for them.
 DROPPED_TYPES: dict[str, str] = {
     "AWS::EKS::AccessEntry": "no EKS here: Jobs run as local subprocesses (LocalExecutor), so no cluster access",
+    "AWS::Scheduler::Schedule": "moto's CloudFormation has no EventBridge Scheduler; the queue sentinel it runs sweeps "
+    "Kueue Jobs, and the local executor's Jobs never queue",
     "AWS::EKS::PodIdentityAssociation": "no EKS here: Jobs get dummy credentials for the local moto server",
     "AWS::Lambda::EventSourceMapping": "moto's SQS -> Lambda mapping never runs a handler without Docker; "
     "an SQS poller (rlinf_local.sqs_poller) feeds the router instead",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlinf_bench.errors import ConfigError
 from rlinf_bench.reporting.text_safety import plain
@@ -11,7 +12,10 @@ from rlinf_local.executions import ExecutionSummary, Failure, summarize_executio
 from rlinf_local.live_progress import read_progress
 from rlinf_local.pipeline_command import STATE_FILE, StateFile
 
-__all__ = ["format_status", "local_status", "remote_status"]
+if TYPE_CHECKING:
+    from rlinf_k8s.queue_sentinel import QueuedJob
+
+__all__ = ["format_jobs", "format_status", "local_status", "queued_jobs", "remote_status"]
 
 
 def local_status(out: Path) -> list[ExecutionSummary]:
@@ -68,3 +72,26 @@ def format_status(executions: list[ExecutionSummary]) -> str:
         for f in e.failures:
             lines.append(f"  {e.name}: {f.what}: {f.reason}")
     return "\n".join(plain(line) for line in lines)  # names and reasons come from files and Jobs
+
+
+def queued_jobs(compute: str, namespace: str) -> list[QueuedJob]:
+    """The Kueue Jobs of ``namespace`` on the cluster ``compute`` names (COMPUTE syntax), as the sentinel sees them."""
+    from rlinf_k8s.submitter_factory import submitter_for
+
+    reader: Any = getattr(submitter_for(compute), "queued_jobs", None)
+    if reader is None:
+        raise ConfigError(
+            f"--compute {compute!r} runs no Kueue Jobs: name a cluster (eks:CLUSTER@REGION or kubeconfig:)"
+        )
+    jobs: list[QueuedJob] = reader(namespace)
+    return jobs
+
+
+def format_jobs(jobs: list[QueuedJob], *, now: datetime | None = None) -> str:
+    """One line per Job: queued (and for how long, behind which queue; preempted or never admitted), running, done, failed."""
+    now = now or datetime.now(UTC)
+    if not jobs:
+        return "no Kueue Jobs"
+    lines = [f"{'job':<63} {'state':<8} detail"]
+    lines += [f"{j.name:<63} {j.phase.value:<8} {j.explain(now) if j.phase.value == 'queued' else '-'}" for j in jobs]
+    return "\n".join(plain(line) for line in lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -105,6 +106,40 @@ class JobSettings(BaseModel):
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
     priority_class: str = ""
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables for every container")
+
+
+#: A DNS-1123 label: what Kubernetes accepts as an object name that is also a label value (<= 63 characters).
+#: Used with fullmatch only (``$`` with match() would accept a trailing newline).
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+class KueueSettings(BaseModel):
+    """Admission through Kueue: the LocalQueue the Jobs wait in and the WorkloadPriorityClass they carry."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queue: str = Field(description="LocalQueue in the Jobs' namespace (deploy/k8s/kueue/localqueue.yaml: rlinf-eval)")
+    priority_class: str = Field(
+        default="", description="WorkloadPriorityClass of the Jobs (deploy/k8s/kueue: rlinf-eval-low); empty: none"
+    )
+    queue_limit_min: int = Field(
+        default=120,
+        ge=1,
+        description="How long a Job may wait for admission (or for a node) before its run fails as "
+        "'never admitted'; the queue sentinel keeps it alive until then",
+    )
+
+    @field_validator("queue", "priority_class")
+    @classmethod
+    def _dns1123_label(cls, value: str, info: Any) -> str:
+        if value and not _DNS1123_LABEL.fullmatch(value):
+            raise ValueError(
+                f"kueue.{info.field_name}={value!r} is not a DNS-1123 label: use at most 63 lowercase letters, "
+                "digits and '-', starting and ending with a letter or digit (e.g. rlinf-eval)"
+            )
+        if info.field_name == "queue" and not value:
+            raise ValueError("kueue.queue is empty: name the LocalQueue (e.g. rlinf-eval), or leave kueue out")
+        return value
 
 
 class WorkflowSettings(BaseModel):
@@ -237,6 +272,12 @@ class EvalMatrix(BaseModel):
     workflow: WorkflowSettings = Field(
         default_factory=WorkflowSettings, description="Heartbeats, timeouts, concurrency"
     )
+    kueue: KueueSettings | None = Field(
+        default=None,
+        description="Admit the Jobs through Kueue (created suspended, with the queue and priority labels); "
+        "none: Jobs go straight to the scheduler. Not part of the matrix digest: the queue does not change what "
+        "is measured",
+    )
     baselines: list[str] = Field(
         default_factory=lambda: list(DEFAULT_BASELINES),
         description="Baseline names: published (e.g. libero/openvla-oft-rlinf), previous, best",
@@ -271,11 +312,21 @@ class EvalMatrix(BaseModel):
         """The matrix fields of this object (also of a subclass such as EvalRequest or IntakeConfig)."""
         return {name: getattr(self, name) for name in EvalMatrix.model_fields}
 
+    def queue_allowance_s(self) -> int:
+        """Seconds a Job may wait before it starts, added to its deadline for the Task state's timeout.
+
+        Under Kueue a Job's activeDeadlineSeconds only counts once it is admitted, so the state must also
+        allow the whole queueing limit (the queue sentinel fails the run when that is spent).
+        """
+        kueue_s = self.kueue.queue_limit_min * 60 if self.kueue is not None else 0
+        return max(self.workflow.queue_s, kueue_s)
+
     def digest(self) -> str:
         """8 hex characters of sha256 over the canonical JSON of the matrix fields: same matrix, same digest."""
         matrix = self.model_dump(mode="json", include=set(EvalMatrix.model_fields))
         # Videos change what is recorded, not what is measured: the same matrix with other videos is the same one.
         matrix.pop("videos", None)
+        matrix.pop("kueue", None)  # where the Jobs wait is not what they measure
         if not matrix.get("adaptive"):
             matrix.pop("adaptive", None)  # the fixed protocol keeps the digests it had before the option existed
         canonical = json.dumps(matrix, sort_keys=True, separators=(",", ":"))

@@ -2,7 +2,7 @@
 
 It speaks real REST + JSON (the official client cannot tell it from a cluster for these calls):
 batch/v1 Jobs (create/get/get status/list/delete), core/v1 Services (create), Pods (list by label)
-and pod logs, plus what ``rlinf-bench doctor`` reads: Namespaces, Nodes (by label) and
+and pod logs, Kueue Workloads (listed; tests set them with ``set_workload``), plus what ``rlinf-bench doctor`` reads: Namespaces, Nodes (by label) and
 SelfSubjectAccessReviews (answered from ``denied``). Like the real server it validates bodies against the OpenAPI schema (422), answers 409
 AlreadyExists, 404 NotFound, 401 for tokens it does not accept, and garbage-collects owned objects on
 a Background delete. Tests inject faults (a status code for the next N matching requests) and set Job
@@ -32,8 +32,17 @@ _ROUTES = [
     ("jobs", re.compile(r"^/apis/batch/v1/namespaces/(?P<ns>[^/]+)/jobs(?:/(?P<name>[^/]+))?(?P<sub>/status)?$")),
     ("services", re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/services(?:/(?P<name>[^/]+))?$")),
     ("pods", re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods(?:/(?P<name>[^/]+))?(?P<sub>/log)?$")),
+    (
+        "workloads",
+        re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta1/namespaces/(?P<ns>[^/]+)/workloads(?:/(?P<name>[^/]+))?$"),
+    ),
 ]
-_KIND = {"jobs": ("Job", "batch/v1"), "services": ("Service", "v1"), "pods": ("Pod", "v1")}
+_KIND = {
+    "jobs": ("Job", "batch/v1"),
+    "services": ("Service", "v1"),
+    "pods": ("Pod", "v1"),
+    "workloads": ("Workload", "kueue.x-k8s.io/v1beta1"),
+}
 
 
 @dataclass
@@ -58,7 +67,7 @@ class FakeCluster:
     """The fake's state; tests read and change it directly (under ``lock``)."""
 
     objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = field(
-        default_factory=lambda: {"jobs": {}, "services": {}, "pods": {}}
+        default_factory=lambda: {"jobs": {}, "services": {}, "pods": {}, "workloads": {}}
     )
     logs: dict[tuple[str, str], str] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
@@ -90,6 +99,21 @@ class FakeCluster:
                 "status": status,
             }
             self.logs[(ns, pod_name)] = log
+
+    def set_workload(self, ns: str, job: str, conditions: list[dict[str, Any]]) -> None:
+        """Kueue's part: the Workload it keeps for ``job`` (owned by the Job), with these status conditions."""
+        with self.lock:
+            owner = self.objects["jobs"][(ns, job)]["metadata"]
+            name = f"job-{job}-{owner['uid'][:5]}"
+            self.objects["workloads"][(ns, name)] = {
+                "apiVersion": "kueue.x-k8s.io/v1beta1",
+                "kind": "Workload",
+                "metadata": {
+                    **_meta(name, ns, labels={"kueue.x-k8s.io/job-uid": owner["uid"]}),
+                    "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": job, "uid": owner["uid"]}],
+                },
+                "status": {"conditions": conditions},
+            }
 
     def add_node(self, name: str, labels: dict[str, str], taints: list[str], gpus: int) -> None:
         """A node with these labels, NoSchedule taints (by key) and allocatable nvidia.com/gpu."""

@@ -27,6 +27,7 @@ WORKFLOW_FUNCTIONS = {
     "ResultsPublisherFunction",
     "FailureNotifierFunction",
     "SlackNotifierFunction",
+    "QueueSentinelFunction",
 }
 
 
@@ -223,6 +224,7 @@ def test_given_the_eks_wiring_then_access_entries_match_the_rbac_groups_and_the_
     resources = template["Resources"]
     assert set(resources["JobSubmitterAccessEntry"]["Properties"]["KubernetesGroups"]) == bound["rlinf-bench-submitter"]
     assert set(resources["FailureNotifierAccessEntry"]["Properties"]["KubernetesGroups"]) == bound["rlinf-bench-reader"]
+    assert set(resources["QueueSentinelAccessEntry"]["Properties"]["KubernetesGroups"]) == bound["rlinf-bench-reader"]
     namespace = yaml.safe_load((REPO / "deploy/k8s/namespace.yaml").read_text())["metadata"]["name"]
     account = yaml.safe_load((REPO / "deploy/k8s/serviceaccount.yaml").read_text())["metadata"]["name"]
     assert template["Parameters"]["Namespace"]["Default"] == namespace

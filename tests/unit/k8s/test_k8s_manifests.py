@@ -257,5 +257,7 @@ def test_given_the_deploy_manifests_then_they_are_schema_valid_and_least_privile
         ("pods", "list"),
         ("pods/log", "get"),
         ("services", "create"),
+        ("workloads", "get"),  # the queue sentinel tells a preempted Job from one never admitted (read-only)
+        ("workloads", "list"),
     }
     assert {r["metadata"]["namespace"] for r in roles} == {"rlinf-eval"}
