@@ -45,7 +45,10 @@ def _odd_shards(parts: list[ShardPart]) -> list[ShardPart]:
     ref = next((p for p in parts if p.result is not None), None)
     out: list[ShardPart] = []
     for p in parts:
-        diff = settings_difference(ref.result, p.result) if ref and ref.result and p.result and p is not ref else None
+        diff = None
+        if ref is not None and ref.result is not None and p.result is not None and p is not ref:
+            # Shards hold different tasks by design: compare everything else (checkpoint, policy, steps...).
+            diff = settings_difference(ref.result.with_tasks([]), p.result.with_tasks([]))
         out.append(ShardPart(p.label, p.task_ids, p.source, missing=f"result {p.source}: {diff}") if diff else p)
     return out
 
