@@ -153,3 +153,13 @@ def test_a_lost_shard_leaves_its_run_incomplete_with_the_missing_tasks_named(tmp
     assert merged.status == RunStatus.INCOMPLETE and str(shard.run.task_ids) in (merged.error or "")
     assert {t.task_id for t in merged.tasks} == set(range(6)) - set(shard.run.task_ids or [])
     assert report.suites[0].runs_completed == 2
+
+
+def test_jobs_submitted_without_the_workflow_refuse_a_sharded_request_naming_the_field() -> None:
+    from rlinf_bench.errors import JobSpecError
+    from rlinf_k8s.jobs import jobs_for_request
+
+    request = EvalRequest(checkpoint=CKPT, suites=["libero_10"], baselines=[], probes=[], shards=2, image="img")
+    with pytest.raises(JobSpecError, match=r"shards: 2 splits \['libero_10'\].*shards: 1"):
+        jobs_for_request(request)
+    assert len(jobs_for_request(request.model_copy(update={"shards": 1}))) == 3
