@@ -20,7 +20,7 @@ from rlinf_bench.errors import ContractError, StorageError
 from rlinf_bench.reporting.message_limits import ERROR_TEXT_MAX_CHARS, cut
 from rlinf_bench.stats.aggregate import SourcedRun, load_run, settings_difference
 
-__all__ = ["failure_line", "load_eval_runs"]
+__all__ = ["failure_line", "load_eval_runs", "read_outcome"]
 
 
 def failure_line(outcome: RunOutcome) -> str:
@@ -107,8 +107,9 @@ def _failed_run(request: EvalRequest, outcome: RunOutcome, error: str, siblings:
     return RunResult.of_run(run, RunStatus.FAILED, error=error, max_steps=max_steps, settle_steps=0)
 
 
-def _read(request: EvalRequest, outcome: RunOutcome, storage: Storage) -> SourcedRun | str:
-    """The outcome's run, or why it failed (a line naming the file and the field)."""
+def read_outcome(request: EvalRequest, outcome: RunOutcome, storage: Storage) -> SourcedRun | str:
+    """The outcome's run, or why it failed (a line naming the file and the field): its Job failed, its file
+    is missing or invalid, or the file is another run's."""
     if outcome.status != OutcomeStatus.SUCCEEDED:
         return failure_line(outcome)
     try:
@@ -127,7 +128,7 @@ def load_eval_runs(
     failed: list[tuple[RunOutcome, str]] = []
     seen: set[tuple[str | None, int | None]] = set()
     for o in outcomes:
-        got = _read(request, o, storage)
+        got = read_outcome(request, o, storage)
         if isinstance(got, str):
             failed.append((o, got))
         elif (o.suite, o.run_index) in seen:

@@ -3,7 +3,8 @@
 A failed run enters the report as failed, with its reason, and its suite's verdicts are ``incomplete``:
 it is never averaged away. A result file that is missing, does not validate or is another run's makes
 that run failed, naming the URI and the field (:mod:`rlinf_aws.eval_results`); the other runs are
-still aggregated. When no eval run produced a result there is nothing honest to publish:
+still aggregated. The shards of a sharded run are merged into the run first (:mod:`rlinf_aws.shard_results`):
+a missing or failed shard leaves that run incomplete, never a smaller complete one. When no eval run produced a result there is nothing honest to publish:
 :class:`AllRunsFailedError` sends the execution to the failure branch.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlinf_aws.eval_results import failure_line, load_eval_runs
+from rlinf_aws.shard_results import merge_shard_outcomes
 from rlinf_bench.contracts import CheckpointReport, ProbeResult, ProbeVerdict, RunStatus
 from rlinf_bench.contracts.layout import report_prefix
 from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest
@@ -98,8 +100,12 @@ def aggregate(
     """Read every outcome's result, aggregate, decide verdicts, and store the report files."""
     request = inp.request
     outcomes = inp.flat()
-    eval_outcomes = [o for o in outcomes if o.kind == "eval"]
+    # A sharded run's shards become one run here (its merged file where an unsharded run writes it).
+    eval_outcomes, shard_failures = merge_shard_outcomes(
+        request, inp.result_root, [o for o in outcomes if o.kind == "eval"], storage
+    )
     runs, failed = load_eval_runs(request, eval_outcomes, storage)
+    failed = shard_failures + failed
     probes, probe_failures = _load_probes([o for o in outcomes if o.kind == "probe"], storage)
     if eval_outcomes and all(r.result.status == RunStatus.FAILED for r in runs):
         raise AllRunsFailedError(

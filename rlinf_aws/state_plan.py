@@ -11,9 +11,10 @@ from rlinf_aws.execution_names import execution_name, matrix_digest
 from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_bench.contracts.layout import probe_result_uri
 from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, KueueSettings, ProbeSpec
-from rlinf_bench.contracts.workflow import PlanInput, PlanResult, WorkItem
+from rlinf_bench.contracts.workflow import PlanInput, PlanResult, ShardRef, WorkItem
 from rlinf_bench.errors import InvalidRequestError
 from rlinf_bench.request_checks import validate_request
+from rlinf_bench.sharding import RunShard, expand_shards
 from rlinf_k8s.dns_names import eval_job_name, probe_job_name
 
 __all__ = ["REFERENCE_BASELINES", "plan", "resolve_request", "validate_for_workflow"]
@@ -61,8 +62,25 @@ def _probe_item(request: EvalRequest, probe: ProbeSpec, base: str, root: str, he
     )
 
 
+def _eval_item(request: EvalRequest, shard: RunShard, base: str, heartbeat_s: int) -> WorkItem:
+    """The Map item of one eval run, or of one shard of it (its own Job name and result file)."""
+    run = shard.run
+    sharded = shard.count > 1
+    return WorkItem(
+        kind="eval",
+        job_name=eval_job_name(base, run.suite, run.run_index, (shard.index, shard.count) if sharded else None),
+        namespace=request.kubernetes.namespace,
+        result_uri=run.output_uri or "",
+        heartbeat_s=heartbeat_s,
+        timeout_s=request.kubernetes.eval_deadline_s + request.queue_allowance_s(),
+        run=run,
+        shard=ShardRef(index=shard.index, count=shard.count, run_uri=shard.run_uri) if sharded else None,
+    )
+
+
 def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
-    """Resolve and check the request, then build one WorkItem per eval run and per probe."""
+    """Resolve and check the request, then build one WorkItem per eval run (per shard of a sharded run,
+    :mod:`rlinf_bench.sharding`) and per probe."""
     request = resolve_request(inp.request, settings)
     validate_for_workflow(request)
     base = inp.execution or execution_name(request)
@@ -70,19 +88,7 @@ def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
     # request as it was started (before the deployment filled images and prefixes), as the execution name does.
     root = request.result_root(matrix_digest(inp.request))
     heartbeat_s = request.workflow.heartbeat_s
-    eval_items = []
-    for run in request.expand(root):
-        eval_items.append(
-            WorkItem(
-                kind="eval",
-                job_name=eval_job_name(base, run.suite, run.run_index),
-                namespace=request.kubernetes.namespace,
-                result_uri=run.output_uri or "",
-                heartbeat_s=heartbeat_s,
-                timeout_s=request.kubernetes.eval_deadline_s + request.queue_allowance_s(),
-                run=run,
-            )
-        )
+    eval_items = [_eval_item(request, shard, base, heartbeat_s) for shard in expand_shards(request, root)]
     probe_items = [_probe_item(request, p, base, root, heartbeat_s) for p in request.probes]
     return PlanResult(
         request=request,

@@ -143,9 +143,14 @@ def derive_name(*parts: str | int, max_len: int = MAX_NAME) -> str:
     return f"{head}-{_short_hash(raw)}"
 
 
-def eval_job_name(base: str, suite: str, run_index: int) -> str:
-    """The Job name of one eval run; ``base`` is the execution name (checkpoint, matrix hash, attempt)."""
-    return derive_name("eval", base, suite, f"r{run_index}")
+def eval_job_name(base: str, suite: str, run_index: int, shard: tuple[int, int] | None = None) -> str:
+    """The Job name of one eval run; ``base`` is the execution name (checkpoint, matrix hash, attempt).
+
+    ``shard`` (index 0-based, count) names one shard of a sharded run (``...-r0-s2of3``); None, an
+    unsharded run, keeps the name it always had."""
+    if shard is None:
+        return derive_name("eval", base, suite, f"r{run_index}")
+    return derive_name("eval", base, suite, f"r{run_index}", f"s{shard[0] + 1}of{shard[1]}")
 
 
 def probe_job_name(base: str, probe: str, nodes: int = 1) -> str:

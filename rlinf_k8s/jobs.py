@@ -203,9 +203,23 @@ def probe_job(
     return JobBundle(kind="probe", name=name, namespace=spec.namespace, job=spec.build(), service=spec.build_service())
 
 
+def _refuse_shards(request: EvalRequest) -> None:
+    # Shards are merged back into one run by the workflow's Aggregate state; Jobs submitted without it
+    # would silently run unsharded (or leave unmerged shard files), so a sharded request is refused here.
+    from rlinf_bench.sharding import shard_count
+
+    sharded = [s.name for s in request.suites if shard_count(request, s) > 1]
+    if sharded:
+        raise JobSpecError(
+            f"shards: {request.shards} splits {sharded} into shards, which only the workflow merges; set "
+            "shards: 1 to submit the Jobs directly, or start the workflow (rlinf-bench pipeline / the stack)"
+        )
+
+
 def jobs_for_request(request: EvalRequest, *, extra_env: Mapping[str, str] | None = None) -> list[JobBundle]:
     """Every Job of ``request`` (eval runs first, then probes), validated as a whole before any is built."""
     validate_request(request)
+    _refuse_shards(request)
     bundles = [eval_job(request, run, extra_env=extra_env) for run in request.expand()]
     bundles += [probe_job(request, probe, extra_env=extra_env) for probe in request.probes]
     names = [b.name for b in bundles]

@@ -3,6 +3,7 @@
 ::
 
     <output_prefix>/<request_id>/m<digest>/<suite>/run<k>.json    one eval run's RunResult
+    <output_prefix>/<request_id>/m<digest>/<suite>/run<k>.shard<i>of<n>.json    shard i of n of a sharded run
     <output_prefix>/<request_id>/m<digest>/probes/<probe>.json    one probe's ProbeResult
     <output_prefix>/<request_id>/m<digest>/report/                the CheckpointReport, report.md, the plot, the site
 
@@ -22,6 +23,7 @@ __all__ = [
     "report_prefix",
     "result_root",
     "run_result_uri",
+    "shard_result_uri",
 ]
 
 REPORT_JSON = "checkpoint_report.json"
@@ -42,6 +44,12 @@ def result_root(output_prefix: str, request_id: str, digest: str | None = None) 
 def run_result_uri(root: str, suite: str, run_index: int) -> str:
     """Where the RunResult of run ``run_index`` of ``suite`` goes under a result root."""
     return join_uri(root, suite, f"run{run_index}.json")
+
+
+def shard_result_uri(root: str, suite: str, run_index: int, shard: int, shards: int) -> str:
+    """Where shard ``shard`` (0-based) of ``shards`` of a run writes its RunResult: next to the run's own
+    file, which the aggregator writes from the merged shards (``run<k>.shard<i>of<n>.json``, 1-based)."""
+    return join_uri(root, suite, f"run{run_index}.shard{shard + 1}of{shards}.json")
 
 
 def probe_result_uri(root: str, probe: str) -> str:

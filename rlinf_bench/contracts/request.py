@@ -28,6 +28,11 @@ REFERENCE_BASELINES = frozenset({"previous", "best"})
 #: The probes a matrix runs by default: those that start without arguments (gpu, nccl). storage and
 #: checkpoint_io need a --path, throughput a training run: they run only when listed with those.
 DEFAULT_PROBES = tuple(name for name in ProbeName if not PROBE_REQUIRED_ARGS[name])
+#: ``shards: auto`` aims at runs (Jobs) of at most this long, worst case to the horizon (rlinf_bench.sharding):
+#: 20 min splits libero_10 (~1,530 s with 8 workers at the measured rate) in two, the other LIBERO suites not.
+DEFAULT_SHARD_TARGET_S = 1200
+#: Matrix fields that change how the work is split into Jobs, not what is measured: left out of the digest.
+_LAYOUT_ONLY_FIELDS = ("videos", "shards", "shard_target_s", "kueue")  # kueue: where Jobs wait
 
 
 class Resources(BaseModel):
@@ -256,6 +261,18 @@ class EvalMatrix(BaseModel):
     on_episode_error: Literal["fail-run", "fail-episode"] = Field(
         default="fail-run", description="A simulator exception fails the run, or only its episode (as OpenVLA-OFT)"
     )
+    shards: int | Literal["auto"] = Field(
+        default=1,
+        description="Jobs per suite-run: its tasks split into this many shards of whole tasks, balanced by horizon x "
+        "trials, merged back into one RunResult episode-for-episode identical to the unsharded run; auto: enough "
+        "shards for each to fit shard_target_s at the measured rate (docs/workflow.md). Not part of the matrix "
+        "digest: sharding does not change what is measured",
+    )
+    shard_target_s: int = Field(
+        default=DEFAULT_SHARD_TARGET_S,
+        ge=60,
+        description="With shards: auto, the longest a shard may take, worst case to the horizon, in seconds",
+    )
     image: str = ""
     robotwin_image: str = Field(
         default="",
@@ -298,6 +315,13 @@ class EvalMatrix(BaseModel):
             return [{"name": v} if isinstance(v, str) else v for v in value]
         return value
 
+    @field_validator("shards")
+    @classmethod
+    def _shards_positive(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError(f"shards: {value} is not a shard count; give an integer >= 1 (1: no sharding) or auto")
+        return value
+
     @model_validator(mode="after")
     def _one_seed_per_run(self) -> Self:
         if len(self.seeds) < self.runs:
@@ -324,9 +348,10 @@ class EvalMatrix(BaseModel):
     def digest(self) -> str:
         """8 hex characters of sha256 over the canonical JSON of the matrix fields: same matrix, same digest."""
         matrix = self.model_dump(mode="json", include=set(EvalMatrix.model_fields))
-        # Videos change what is recorded, not what is measured: the same matrix with other videos is the same one.
-        matrix.pop("videos", None)
-        matrix.pop("kueue", None)  # where the Jobs wait is not what they measure
+        # Videos change what is recorded, shards how the work is split into Jobs, not what is measured: the
+        # same matrix with other videos or shards is the same one (and keeps the digest it had before shards).
+        for name in _LAYOUT_ONLY_FIELDS:
+            matrix.pop(name, None)
         if not matrix.get("adaptive"):
             matrix.pop("adaptive", None)  # the fixed protocol keeps the digests it had before the option existed
         canonical = json.dumps(matrix, sort_keys=True, separators=(",", ":"))

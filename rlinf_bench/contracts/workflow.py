@@ -28,6 +28,7 @@ __all__ = [
     "PublishResult",
     "RunFailureInput",
     "RunOutcome",
+    "ShardRef",
     "StateError",
     "SubmitInput",
     "SubmitResult",
@@ -39,8 +40,16 @@ class _Doc(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ShardRef(_Doc):
+    """Which shard of a sharded eval run an item is (rlinf_bench.sharding)."""
+
+    index: int = Field(ge=0, description="0-based")
+    count: int = Field(ge=2)
+    run_uri: str = Field(description="Where the merged RunResult of the whole run goes")
+
+
 class WorkItem(_Doc):
-    """One Map item: an eval run or a probe, with the Job's name and where its result will be."""
+    """One Map item: an eval run (or one shard of it) or a probe, with the Job's name and where its result will be."""
 
     kind: Literal["eval", "probe"]
     job_name: str
@@ -50,12 +59,14 @@ class WorkItem(_Doc):
     timeout_s: int = Field(ge=1)
     run: EvalRun | None = None
     probe: ProbeSpec | None = None
+    shard: ShardRef | None = Field(default=None, description="Set on the shards of a sharded run only")
 
     @property
     def label(self) -> str:
-        """How a person names this item: ``libero_spatial run 1`` or ``probe nccl``."""
+        """How a person names this item: ``libero_spatial run 1``, ``libero_10 run 0 shard 2/3`` or ``probe nccl``."""
         if self.run is not None:
-            return f"{self.run.suite} run {self.run.run_index}"
+            tail = f" shard {self.shard.index + 1}/{self.shard.count}" if self.shard else ""
+            return f"{self.run.suite} run {self.run.run_index}{tail}"
         return f"probe {self.probe.name if self.probe else '?'}"
 
 

@@ -231,3 +231,27 @@ def test_a_failing_slack_webhook_leaves_the_email_and_puts_the_message_in_the_dl
         )["Messages"]
     assert len(emails) == 1 and not slack.received
     assert len(dlq) == 1 and "Slack webhook failed" in dlq[0]["MessageAttributes"]["ErrorMessage"]["StringValue"]
+
+
+def test_sharded_runs_go_through_the_map_and_a_failed_shard_leaves_only_its_run_incomplete() -> None:
+    def make(bundle: JobBundle) -> Any:
+        command = list(bundle.job.spec.template.spec.containers[0].command or [])
+        if "infra_probes" in command:
+            return probe_result(bundle)
+        run = EvalRun.model_validate_json(command[command.index("--request") + 1])
+        outcomes = {t: [i < 2 for i in range(4)] for t in run.task_ids or (0, 1)}
+        result = make_run(outcomes, suite=run.suite, run_index=run.run_index, ckpt=ckpt(100), policy=run.policy)
+        return result.model_copy(update={"seed": run.seed, "request_id": run.request_id})
+
+    jobs = FakeJobs(make_result=make, behaviour=lambda b: FAIL if b.name.endswith("libero-goal-r1-s2of2") else SUCCEED)
+    req = request_for(100, probes=("gpu",)).model_copy(update={"shards": 2})
+    with stack(jobs) as st:
+        desc = st.run(req.to_json(), execution_name(req))
+        assert desc["status"] == "SUCCEEDED", st.emails()
+        report = report_at(json.loads(desc["output"])["report_uri"])
+    assert len([n for n in jobs.submitted if n.startswith("eval-")]) == 12  # 2 suites x 3 runs x 2 shards
+    spatial, goal = report.suite("libero_spatial"), report.suite("libero_goal")
+    assert spatial is not None and spatial.complete and spatial.success_rate_mean == 0.5
+    assert goal is not None and not goal.complete and goal.runs_completed == 2
+    (lost,) = [r for r in goal.runs if r.status.value != "complete"]
+    assert lost.run_index == 1 and "libero_goal run 1 shard 2/2 (tasks [1])" in (lost.error or "")

@@ -1,0 +1,124 @@
+"""Sharded eval runs as the Aggregate state reads them: each run's shard outcomes become one run outcome.
+
+The plan is laid out again from the request (:func:`rlinf_bench.sharding.expand_shards` is a function of
+the request and the result root alone), so the aggregator knows every shard each run should have and
+finds each shard's outcome by its result file. The shards' RunResults are checked (the run's identity,
+the shard's own tasks, settings shared by all shards) and merged (:func:`rlinf_bench.stats.shards.merge_shards`)
+into the run's own file, ``<suite>/run<k>.json``, where an unsharded run writes it; the run then goes
+through the same checks as any other. A shard whose Job failed, whose file is unusable or that never
+reported makes the run INCOMPLETE with its tasks named, and adds its own failure line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rlinf_aws.eval_results import read_outcome
+from rlinf_bench.contracts.request import EvalRequest
+from rlinf_bench.contracts.workflow import OutcomeStatus, RunOutcome
+from rlinf_bench.document_store import Storage
+from rlinf_bench.sharding import RunShard, expand_shards
+from rlinf_bench.stats.aggregate import settings_difference
+from rlinf_bench.stats.shards import ShardPart, merge_shards
+
+__all__ = ["merge_shard_outcomes"]
+
+
+def _part(request: EvalRequest, shard: RunShard, outcome: RunOutcome | None, storage: Storage) -> ShardPart:
+    uri = shard.run.output_uri or ""
+    tasks = tuple(shard.run.task_ids or ())
+    if outcome is None:
+        why = f"no outcome for {uri}: the Job never reported (re-run the checkpoint to evaluate these tasks)"
+        return ShardPart(shard.label, tasks, uri, missing=why)
+    got = read_outcome(request, outcome, storage)
+    if isinstance(got, str):
+        return ShardPart(shard.label, tasks, uri, missing=got)
+    found = sorted(t.task_id for t in got.result.tasks)
+    if not set(found) <= set(tasks):
+        why = f"result {uri} holds tasks {found}, the shard's are {list(tasks)}: the file belongs to another shard"
+        return ShardPart(shard.label, tasks, uri, missing=why)
+    return ShardPart(shard.label, tasks, uri, result=got.result)
+
+
+def _odd_shards(parts: list[ShardPart]) -> list[ShardPart]:
+    """Shards whose settings differ from the first usable shard's lose their result (named why)."""
+    ref = next((p for p in parts if p.result is not None), None)
+    out: list[ShardPart] = []
+    for p in parts:
+        diff = None
+        if ref is not None and ref.result is not None and p.result is not None and p is not ref:
+            # Shards hold different tasks by design: compare everything else (checkpoint, policy, steps...).
+            diff = settings_difference(ref.result.with_tasks([]), p.result.with_tasks([]))
+        out.append(ShardPart(p.label, p.task_ids, p.source, missing=f"result {p.source}: {diff}") if diff else p)
+    return out
+
+
+def _merged_outcome(
+    request: EvalRequest, shards: Sequence[RunShard], outcomes: dict[str, RunOutcome], storage: Storage
+) -> tuple[RunOutcome, list[str]]:
+    parts = _odd_shards([_part(request, s, outcomes.get(s.run.output_uri or ""), storage) for s in shards])
+    lines = [f"{p.label}: {p.missing}" for p in parts if p.missing]
+    first = shards[0]
+    run = first.run
+    merged = merge_shards(parts)
+    if merged is None:
+        error = f"every shard of {run.suite} run {run.run_index} failed"
+        outcome = RunOutcome(
+            status=OutcomeStatus.FAILED,
+            kind="eval",
+            result_uri=first.run_uri,
+            suite=run.suite,
+            run_index=run.run_index,
+            error=error,
+            cause="; ".join(lines),
+        )
+        return outcome, lines
+    storage.write_text(first.run_uri, merged.to_json(), content_type="application/json")
+    outcome = RunOutcome(
+        status=OutcomeStatus.SUCCEEDED,
+        kind="eval",
+        result_uri=first.run_uri,
+        suite=run.suite,
+        run_index=run.run_index,
+        headline=f"{run.suite} run {run.run_index}: {len(shards)} shards merged, {merged.status.value}",
+    )
+    return outcome, lines
+
+
+def merge_shard_outcomes(
+    request: EvalRequest, root: str, outcomes: Sequence[RunOutcome], storage: Storage
+) -> tuple[list[RunOutcome], list[str]]:
+    """The eval outcomes with each sharded run's shard outcomes replaced by one outcome of the merged run
+    (failed when no shard produced a result), and one failure line per failed or missing shard.
+
+    Unsharded runs (``shards: 1``) pass through untouched: their outcomes, files and report are as before.
+    """
+    sharded: dict[tuple[str, int], list[RunShard]] = {}
+    for shard in expand_shards(request, root):
+        if shard.count > 1:
+            sharded.setdefault((shard.run.suite, shard.run.run_index), []).append(shard)
+    if not sharded:
+        return list(outcomes), []
+    by_run: dict[tuple[str, int], dict[str, RunOutcome]] = {key: {} for key in sharded}
+    # The merged run takes its first shard's place among the outcomes (a run none of whose shards
+    # reported comes last), so the report lists runs as an unsharded execution does.
+    order: list[RunOutcome | tuple[str, int]] = []
+    for o in outcomes:
+        key = (o.suite or "", o.run_index if o.run_index is not None else -1)
+        if key not in by_run:
+            order.append(o)
+            continue
+        if not by_run[key]:
+            order.append(key)
+        by_run[key].setdefault(o.result_uri, o)  # a second report of one shard: only the first counts
+    order += [key for key in sharded if not by_run[key]]
+    out: list[RunOutcome] = []
+    lines: list[str] = []
+    for entry in order:
+        if isinstance(entry, RunOutcome):
+            out.append(entry)
+            continue
+        outcome, why = _merged_outcome(request, sharded[entry], by_run[entry], storage)
+        out.append(outcome)
+        lines += why
+    return out, lines

@@ -1,0 +1,147 @@
+"""Shards of a suite-run: a long run split into Jobs of whole tasks, balanced by horizon x trials.
+
+One eval run (suite x run index) normally is one Job; with ``shards: N`` (or ``auto``) in the request
+the planner splits its tasks into N shards, each its own Job writing its own RunResult, and the
+aggregator merges them back into the run's RunResult (:mod:`rlinf_aws.shard_results`).
+
+Why a shard's episodes are the unsharded run's: every episode is seeded with the run seed and replays
+its task's own chain of reference RNG states from that seed (``eval_runner.scheduler``: the chain is
+keyed by (task, seed), and an episode's identity is (task, initial state, seed)). Nothing in it depends
+on which other tasks run in the same process, so any partition of whole tasks gives the same episodes.
+
+Balancing is greedy longest-processing-time (LPT): tasks sorted by weight (horizon x trials, worst case
+to the horizon), heaviest first, ties by task id, each given to the shard with the least weight so far
+(ties: the lowest shard index). LPT is within 4/3 of the best makespan; for LIBERO, whose tasks of a
+suite share one horizon, it deals tasks out like cards and the shards differ by at most one task.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rlinf_bench import robotwin
+from rlinf_bench.contracts.layout import run_result_uri, shard_result_uri
+from rlinf_bench.contracts.request import DEFAULT_SHARD_TARGET_S, EvalRequest, EvalRun, SuiteSelection
+from rlinf_bench.errors import ConfigError
+from rlinf_bench.suites import SuiteSpec, get_suite, resolve_task_ids
+
+__all__ = [
+    "DEFAULT_SHARD_TARGET_S",
+    "MEASURED_STEPS_PER_S",
+    "RunShard",
+    "auto_shard_count",
+    "balance",
+    "expand_shards",
+    "run_shards",
+    "shard_count",
+    "task_weights",
+]
+
+#: Env steps per second of one eval Job, by its worker count: bench/results/eval_gpu_h200.json
+#: (``harness_steps_per_s``: libero_spatial on one H200, 256 px, both cameras, resets and settle steps
+#: included). Other suites and RoboTwin are assumed to step at the same rate: no per-suite figure exists.
+MEASURED_STEPS_PER_S: dict[int, float] = {4: 98.4, 8: 174.9, 15: 258.6}
+
+
+@dataclass(frozen=True)
+class RunShard:
+    """One Job's part of an eval run: its EvalRun (task subset, own output) and which shard it is."""
+
+    run: EvalRun
+    index: int  # 0-based
+    count: int
+    run_uri: str  # where the merged RunResult of the whole run goes
+
+    @property
+    def label(self) -> str:
+        """``libero_10 run 0 shard 2/3`` (1-based, as a person counts)."""
+        return f"{self.run.suite} run {self.run.run_index} shard {self.index + 1}/{self.count}"
+
+
+def _task_horizon(spec: SuiteSpec, selection: SuiteSelection, task_id: int) -> int:
+    if selection.max_steps is not None:
+        return selection.max_steps + spec.settle_steps
+    if spec.simulator == "robotwin" and spec.task_names:
+        return robotwin.step_limit(spec.task_names[task_id])  # each RoboTwin task stops at its own limit
+    return spec.max_steps + spec.settle_steps
+
+
+def task_weights(selection: SuiteSelection, trials: int) -> dict[int, int]:
+    """Task id -> worst-case env steps of that task in one run (horizon incl. settle steps x trials)."""
+    spec = get_suite(selection.name)
+    return {t: _task_horizon(spec, selection, t) * trials for t in resolve_task_ids(spec, selection.tasks)}
+
+
+def balance(weights: dict[int, int], shards: int) -> list[list[int]]:
+    """Greedy LPT: the tasks in ``shards`` groups (each sorted by task id), heaviest task first to the
+    lightest group. Fewer groups come back when there are fewer tasks than shards (no empty Job)."""
+    if shards < 1:
+        raise ConfigError(f"shards: {shards} is not a shard count; give an integer >= 1 or auto")
+    count = min(shards, len(weights))
+    groups: list[list[int]] = [[] for _ in range(count)]
+    loads = [0] * count
+    for task in sorted(weights, key=lambda t: (-weights[t], t)):
+        lightest = min(range(count), key=lambda i: (loads[i], i))
+        groups[lightest].append(task)
+        loads[lightest] += weights[task]
+    return [sorted(g) for g in groups]
+
+
+def _steps_per_s(workers: int) -> float:
+    # The measured rate of the largest worker count not above this one (the smallest measured otherwise).
+    known = sorted(MEASURED_STEPS_PER_S)
+    below = [w for w in known if w <= workers]
+    return MEASURED_STEPS_PER_S[below[-1] if below else known[0]]
+
+
+def auto_shard_count(weights: dict[int, int], workers: int, target_s: int) -> int:
+    """Shards so that each run's worst case (measured steps/s) fits ``target_s``; at most one per task."""
+    worst_s = sum(weights.values()) / _steps_per_s(workers)
+    return max(1, min(len(weights), math.ceil(worst_s / target_s)))
+
+
+def shard_count(request: EvalRequest, selection: SuiteSelection) -> int:
+    """How many shards each run of ``selection`` gets under the request's ``shards`` setting."""
+    weights = task_weights(selection, request.trials_per_task)
+    wanted: int | Literal["auto"] = request.shards
+    if wanted == "auto":
+        return auto_shard_count(weights, request.workers, request.shard_target_s)
+    return min(wanted, len(weights))
+
+
+def run_shards(request: EvalRequest, run: EvalRun, root: str) -> list[RunShard]:
+    """The shards of one eval run (one, the run itself, when it is not split)."""
+    selection = next(s for s in request.suites if s.name == run.suite)
+    count = shard_count(request, selection)
+    run_uri = run.output_uri or ""
+    if count <= 1:
+        return [RunShard(run=run, index=0, count=1, run_uri=run_uri)]
+    groups = balance(task_weights(selection, request.trials_per_task), count)
+    return [
+        RunShard(
+            run=run.model_copy(
+                update={
+                    "task_ids": tasks,
+                    "output_uri": shard_result_uri(root, run.suite, run.run_index, i, len(groups)) if root else None,
+                }
+            ),
+            index=i,
+            count=len(groups),
+            run_uri=run_uri or (run_result_uri(root, run.suite, run.run_index) if root else ""),
+        )
+        for i, tasks in enumerate(groups)
+    ]
+
+
+def expand_shards(request: EvalRequest, root: str | None = None) -> list[RunShard]:
+    """Every Job's share of the eval matrix: :meth:`EvalRequest.expand`, each run split into its shards."""
+    root = request.result_root() if root is None else root
+    return [s for run in request.expand(root) for s in run_shards(request, run, root)]
+
+
+def shards_of(shards: Sequence[RunShard], suite: str, run_index: int) -> list[RunShard]:
+    """The shards of one run (suite, run index), in shard order."""
+    return [s for s in shards if (s.run.suite, s.run.run_index) == (suite, run_index)]
