@@ -61,6 +61,8 @@ class State(StrEnum):
     STARTED = "started"
     SUPERSEDED = "superseded"
     FINISHED = "finished"
+    #: a held or superseded checkpoint that ``backfill --superseded`` evaluated on request
+    BACKFILLED = "backfilled"
 
 
 class Entry(BaseModel):
