@@ -220,6 +220,20 @@ class Embedded:
                 )
             time.sleep(1.0)
 
+    def execution_ended(self, arn: str) -> list[str]:
+        """Tell the router an execution ended, as the template's ExecutionEnded rule does on AWS (moto's Step
+        Functions sends no status-change events): the backlog frees its slot and releases held checkpoints.
+        Returns the checkpoint URIs released; nothing without a backlog policy."""
+        sfn = self.aws.client("stepfunctions")
+        described = sfn.describe_execution(executionArn=arn)
+        event = {
+            "source": "aws.states",
+            "detail-type": "Step Functions Execution Status Change",
+            "detail": {"status": described["status"], "executionArn": arn, "input": described["input"]},
+        }
+        answer = self.modules["checkpoint_router"]._handle(event, None)
+        return [str(u) for u in answer.get("released", [])]
+
     def dead_letters(self) -> list[str]:
         from rlinf_local.intake_resources import read_dead_letters
 
