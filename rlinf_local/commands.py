@@ -209,7 +209,7 @@ def register_status(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_status(args: argparse.Namespace) -> int:
-    from rlinf_local.status_command import format_status, local_status, remote_status
+    from rlinf_local.status_command import backlog_lines, format_status, local_status, remote_status
 
     if args.out and args.limit is not None:
         from rlinf_bench.errors import ConfigError
@@ -221,4 +221,7 @@ def _run_status(args: argparse.Namespace) -> int:
         emit_json({"executions": [e.public() for e in executions]})
     else:
         print(format_status(executions))
+        held = backlog_lines(args.out) if args.out else ""
+        if held:
+            print(held)
     return 0

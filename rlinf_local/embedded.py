@@ -234,6 +234,13 @@ class Embedded:
         answer = self.modules["checkpoint_router"]._handle(event, None)
         return [str(u) for u in answer.get("released", [])]
 
+    def save_backlog(self) -> None:
+        """Copy the backlog's decisions from the (moto) table to DIR/backlog.json for ``status`` and the report."""
+        from rlinf_local.backlog_status import save_backlog, table_backlog
+
+        table = self.stack.functions["CheckpointRouterFunction"][1]["IDEMPOTENCY_TABLE"]
+        save_backlog(self.out, table_backlog(self.aws.client("dynamodb"), table))
+
     def dead_letters(self) -> list[str]:
         from rlinf_local.intake_resources import read_dead_letters
 

@@ -122,12 +122,14 @@ def watch(
         while not max_checkpoints or len(outcome.executions) < max_checkpoints:
             mirror.sync()
             emb.route()
+            emb.save_backlog()
             for name, arn in sorted(emb.executions().items()):
                 if name not in known:
                     known.add(name)
                     outcome.executions.append(follow(emb, name, arn, state))
                     for uri in emb.execution_ended(arn):  # the backlog policy: a held checkpoint starts now
                         print(f"backlog: released {uri}")
+                    emb.save_backlog()
                     report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"))
                     outcome.report = str(report) if report else outcome.report
             time.sleep(interval_s)

@@ -7,11 +7,12 @@ any status frees the slot, which is what is under test here.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
+from rlinf_bench.reporting.backlog_section import with_backlog_section
+from rlinf_local.backlog_status import format_backlog, read_backlog
 from rlinf_local.embedded import Embedded
 from rlinf_local.stack import TOOLS_PYTHON
 from tests.integration.intake.uploads import put_objects
@@ -46,4 +47,9 @@ def test_given_a_burst_of_10_in_the_embedded_default_then_the_first_and_the_last
         assert released == [f"s3://{emb.stack.bucket}/exp/checkpoints/global_step_250"]
         assert emb.execution_ended(arn) == []  # the same end twice releases nothing more
         assert _steps(emb) == [25, 250]
-        time.sleep(0.1)
+        emb.save_backlog()
+    listing = format_backlog(read_backlog(tmp_path / "out"))  # what `status --out DIR` prints under the table
+    assert sum("  superseded  " in line for line in listing.splitlines()) == 8
+    assert "exp step      50  superseded  superseded by step 250 (backlog when_free=latest)" in listing
+    section = with_backlog_section("<html><body></body></html>", read_backlog(tmp_path / "out"))
+    assert "Held / superseded checkpoints" in section and section.count("<tr>") == 9
