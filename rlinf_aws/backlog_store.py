@@ -91,7 +91,11 @@ class DynamoBacklogStore:
                 "UpdateExpression": "SET #s = :new, #r = :reason",
                 "ConditionExpression": "#s = :old",
                 "ExpressionAttributeNames": _NAMES,
-                "ExpressionAttributeValues": {":new": {"S": new.value}, ":old": {"S": old.value}, ":reason": {"S": reason}},
+                "ExpressionAttributeValues": {
+                    ":new": {"S": new.value},
+                    ":old": {"S": old.value},
+                    ":reason": {"S": reason},
+                },
             }
         }
         items = [update] + ([self._held_update(uri, entry.experiment, "DELETE")] if old is State.HELD else [])

@@ -11,7 +11,9 @@ from rlinf_bench.intake.backlog import Backlog, BacklogPolicy, MemoryStore, Stat
 
 
 def _ref(step: int, experiment: str = "exp") -> CheckpointRef:
-    return CheckpointRef(uri=f"s3://b/{experiment}/checkpoints/global_step_{step}", experiment=experiment, global_step=step)
+    return CheckpointRef(
+        uri=f"s3://b/{experiment}/checkpoints/global_step_{step}", experiment=experiment, global_step=step
+    )
 
 
 def test_given_every_3_when_a_slot_frees_then_multiples_of_3_and_the_newest_are_kept() -> None:
@@ -29,7 +31,7 @@ def test_given_every_3_when_a_slot_frees_then_multiples_of_3_and_the_newest_are_
 
 
 def test_given_an_unknown_when_free_then_the_error_names_the_field_and_the_choices() -> None:
-    with pytest.raises(ValueError, match="backlog.when_free 'newest'.*all, latest or every:K"):
+    with pytest.raises(ValueError, match=r"backlog\.when_free 'newest'.*all, latest or every:K"):
         BacklogPolicy(when_free="newest")
 
 
