@@ -24,12 +24,14 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
 
+from rlinf_aws.backlog_store import DynamoBacklogStore
 from rlinf_aws.execution_names import matrix_digest
 from rlinf_aws.execution_starter import ExecutionStarter, verify_table
 from rlinf_bench.checkpoints.completeness import Clock, S3Lister, utc_now
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.errors import CheckpointNotReadyError, ConfigError
+from rlinf_bench.intake.backlog import Backlog
 from rlinf_bench.intake.config import IntakeConfig, load_intake_config
 from rlinf_bench.intake.router import DeadLetterSink, Outcome, RecordResult, Router, SqsDeadLetters, StartOnce
 
@@ -181,6 +183,7 @@ def build_router(
         ),
         clock=clock,
         observer=observer,
+        backlog=Backlog(config.backlog, DynamoBacklogStore(dynamodb, settings.idempotency_table)),
     )
     return router, idem_config
 
@@ -203,6 +206,22 @@ def handle_record(router: Router, record: SQSRecord) -> list[RecordResult]:
     return results
 
 
+#: EventBridge's detail-type for a Step Functions execution that changed status (the template's rule).
+EXECUTION_STATUS_CHANGE = "Step Functions Execution Status Change"
+
+
+def handle_execution_end(router: Router, event: dict[str, Any]) -> dict[str, Any]:
+    """An execution ended (EventBridge rule on its status change): release the backlog of its experiment."""
+    detail = event.get("detail") or {}
+    if detail.get("status") == "RUNNING":
+        return {"released": []}
+    try:
+        uri = EvalRequest.from_json(str(detail.get("input") or ""), source="execution input").checkpoint.uri
+    except Exception as exc:  # not one of ours (another state machine's input): nothing to release
+        return {"released": [], "skipped": f"{type(exc).__name__}: {str(exc)[:200]}"}
+    return {"released": [e.uri for e in router.execution_ended(uri)]}
+
+
 def make_handler(
     build: Callable[[], tuple[Router, IdempotencyConfig]],
 ) -> Callable[[dict[str, Any], Any], PartialItemFailureResponse]:
@@ -210,6 +229,8 @@ def make_handler(
     cached = functools.cache(build)
 
     def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+        if isinstance(event, dict) and event.get("detail-type") == EXECUTION_STATUS_CHANGE:
+            return handle_execution_end(cached()[0], event)  # type: ignore[return-value]
         if not isinstance(event, dict) or not isinstance(event.get("Records"), list):
             raise ConfigError(
                 "checkpoint_router takes SQS batches ({'Records': [...]}); wrap S3 events in an SQS message "

@@ -34,6 +34,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--steps", type=_steps, default=None, help="only these global steps, e.g. 25,50,75,100")
     which.add_argument("--all", action="store_true", help="every checkpoint found (the default)")
+    which.add_argument(
+        "--superseded",
+        action="store_true",
+        help="only the checkpoints the backlog held or superseded (needs --backlog-table)",
+    )
+    p.add_argument(
+        "--backlog-table",
+        default="",
+        metavar="TABLE",
+        help="the intake's DynamoDB table (stack output IdempotencyTableName), where the backlog records decisions",
+    )
     add_intake_options(p)
     p.set_defaults(func=run)
 
@@ -49,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
     starter = ExecutionStarter(clients("stepfunctions"), arn) if arn else None
     found = discover_checkpoints(args.root, s3_factory=lambda: clients("s3"), patterns=config.patterns)
     refs = found if args.steps is None else [r for r in found if r.global_step in args.steps]
+    store = _backlog_store(args, clients)
+    if args.superseded:
+        refs = [r for r in found if r.uri in _not_started(store)]
     if not refs:
         raise ConfigError(f"no RLinf checkpoints (…/checkpoints/global_step_<N>/actor/…) found under {args.root}")
     rows: list[dict[str, Any]] = []
@@ -67,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             request = config.request_for(ref.model_copy(update={"layout": verdict.layout or ref.layout}))
             result = starter.start(request)
+            _mark_backfilled(store, ref.uri)
             row.update(status="already_evaluated" if result.already_started else "started", detail=result.execution_arn)
         rows.append(row)
     if args.json:
@@ -78,6 +93,35 @@ def run(args: argparse.Namespace) -> int:
             print(plain(f"step {row['global_step']:>8}  {row['status']:<17}  {row['detail']}"))
         print(summary_line(rows, [r.global_step for r in found if r not in refs], args.root))
     return 0
+
+
+def _backlog_store(args: argparse.Namespace, clients: Clients) -> Any:
+    if not args.backlog_table:
+        if args.superseded:
+            raise ConfigError(
+                "backfill --superseded needs --backlog-table TABLE (the stack output IdempotencyTableName)"
+            )
+        return None
+    from rlinf_aws.backlog_store import DynamoBacklogStore
+
+    return DynamoBacklogStore(clients("dynamodb"), args.backlog_table)
+
+
+def _not_started(store: Any) -> set[str]:
+    from rlinf_bench.intake.backlog import State
+
+    return {e.uri for e in store.entries() if e.state in (State.HELD, State.SUPERSEDED)}
+
+
+def _mark_backfilled(store: Any, uri: str) -> None:
+    """Record that a held or superseded checkpoint was evaluated on request (status and the report show it)."""
+    if store is None:
+        return
+    from rlinf_bench.intake.backlog import State
+
+    for old in (State.SUPERSEDED, State.HELD):
+        if store.transition(uri, old, State.BACKFILLED, f"evaluated by backfill (was {old.value})"):
+            return
 
 
 #: Row status -> the name every batch summary uses (started, duplicate, pending, dead, ignored).

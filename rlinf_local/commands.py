@@ -144,6 +144,12 @@ def register_watch(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet-period", type=float, default=None, help="seconds nothing may change (default: config's)")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between scans of ROOT (default 2)")
     p.add_argument("--max-checkpoints", type=int, default=0, help="stop after this many evaluations (0: never)")
+    p.add_argument(
+        "--max-running", type=int, default=None, help="executions per experiment at once (config backlog.max_running)"
+    )
+    p.add_argument(
+        "--backlog", default=None, metavar="all|latest|every:K", help="held checkpoints to start when one ends"
+    )
     _common(p)
     _budget_over_config(p)
     p.set_defaults(func=_run_watch)
@@ -167,10 +173,20 @@ def _run_watch(args: argparse.Namespace) -> int:
             max_checkpoints=args.max_checkpoints,
             progress=not args.json,
             budget=budget,
+            backlog=_backlog_flags(args),
         )
     if args.json:
         emit_json(outcome.to_dict())
     return 0 if all(e.outcome == "SUCCEEDED" for e in outcome.executions) else 1
+
+
+def _backlog_flags(args: argparse.Namespace) -> dict[str, object]:
+    flags: dict[str, object] = {}
+    if args.max_running is not None:
+        flags["max_running"] = args.max_running
+    if args.backlog is not None:
+        flags["when_free"] = args.backlog
+    return flags
 
 
 def register_status(sub: argparse._SubParsersAction) -> None:
@@ -201,7 +217,14 @@ def register_status(sub: argparse._SubParsersAction) -> None:
 def _run_status(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
-    from rlinf_local.status_command import format_jobs, format_status, local_status, queued_jobs, remote_status
+    from rlinf_local.status_command import (
+        backlog_lines,
+        format_jobs,
+        format_status,
+        local_status,
+        queued_jobs,
+        remote_status,
+    )
 
     if args.out and args.limit is not None:
         from rlinf_bench.errors import ConfigError
@@ -221,4 +244,7 @@ def _run_status(args: argparse.Namespace) -> int:
         print(format_status(executions))
         if jobs is not None:
             print(format_jobs(jobs))
+        held = backlog_lines(args.out) if args.out else ""
+        if held:
+            print(held)
     return 0

@@ -220,6 +220,27 @@ class Embedded:
                 )
             time.sleep(1.0)
 
+    def execution_ended(self, arn: str) -> list[str]:
+        """Tell the router an execution ended, as the template's ExecutionEnded rule does on AWS (moto's Step
+        Functions sends no status-change events): the backlog frees its slot and releases held checkpoints.
+        Returns the checkpoint URIs released; nothing without a backlog policy."""
+        sfn = self.aws.client("stepfunctions")
+        described = sfn.describe_execution(executionArn=arn)
+        event = {
+            "source": "aws.states",
+            "detail-type": "Step Functions Execution Status Change",
+            "detail": {"status": described["status"], "executionArn": arn, "input": described["input"]},
+        }
+        answer = self.modules["checkpoint_router"]._handle(event, None)
+        return [str(u) for u in answer.get("released", [])]
+
+    def save_backlog(self) -> None:
+        """Copy the backlog's decisions from the (moto) table to DIR/backlog.json for ``status`` and the report."""
+        from rlinf_local.backlog_status import save_backlog, table_backlog
+
+        table = self.stack.functions["CheckpointRouterFunction"][1]["IDEMPOTENCY_TABLE"]
+        save_backlog(self.out, table_backlog(self.aws.client("dynamodb"), table))
+
     def dead_letters(self) -> list[str]:
         from rlinf_local.intake_resources import read_dead_letters
 

@@ -184,7 +184,18 @@ def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None) -> Path
         mlflow_evidence=_mlflow_evidence(tracking_uri),
         read_video=local_video if s3_client is None else Storage(s3_client).read_bytes,
     )
+    _add_backlog_section(Path(files.html), out)
     return Path(files.html)
+
+
+def _add_backlog_section(html: Path, out: Path) -> None:
+    """The report's "held / superseded checkpoints" section, from DIR/backlog.json (nothing when none)."""
+    from rlinf_bench.reporting.backlog_section import with_backlog_section
+    from rlinf_local.backlog_status import read_backlog
+
+    rows = read_backlog(out)
+    if rows:
+        html.write_text(with_backlog_section(html.read_text(), rows))
 
 
 def _mlflow_evidence(tracking_uri: str) -> str | None:

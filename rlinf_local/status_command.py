@@ -56,6 +56,13 @@ def remote_status(
     return summaries
 
 
+def backlog_lines(out: Path) -> str:
+    """The held / superseded checkpoints DIR/backlog.json records ('' when none): ``status --out DIR``'s tail."""
+    from rlinf_local.backlog_status import format_backlog, read_backlog
+
+    return format_backlog(read_backlog(out))
+
+
 def format_status(executions: list[ExecutionSummary]) -> str:
     """A table: execution, state, runs done/failed, verdict; then what failed."""
     if not executions:

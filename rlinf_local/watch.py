@@ -64,6 +64,19 @@ class Mirror:
         return sent
 
 
+def with_backlog(text: str, backlog: dict[str, object] | None) -> str:
+    """The config ``text`` with ``--max-running/--backlog`` merged into its ``backlog:`` block (checked)."""
+    if not backlog:
+        return text
+    from rlinf_bench.intake.config import parse_config_text
+
+    doc = yaml.safe_load(text) or {}
+    doc["backlog"] = {**(doc.get("backlog") or {}), **backlog}
+    merged = yaml.safe_dump(doc, sort_keys=False)
+    parse_config_text(merged, source="watch --max-running/--backlog")  # a bad value fails here, naming the flag
+    return merged
+
+
 def _quiet_period(config_text: str, given: float | None) -> float:
     if given is not None:
         return given
@@ -83,12 +96,14 @@ def watch(
     max_checkpoints: int = 0,
     progress: bool = True,
     budget: dict[str, int] | None = None,
+    backlog: dict[str, object] | None = None,
 ) -> PipelineOutcome:
     """Watch ``root`` until Ctrl-C (or ``max_checkpoints`` evaluations); every complete checkpoint runs once.
-    ``budget``: the ``--runs/--trials/--max-steps`` given, over the config's matrix."""
+    ``budget``: the ``--runs/--trials/--max-steps`` given, over the config's matrix; ``backlog``: the
+    ``--max-running/--backlog`` given, over the config's ``backlog:`` block."""
     if not root.is_dir():
         raise ConfigError(f"watch: {root} is not a directory; give the RLinf log root (…/<experiment>/checkpoints/…)")
-    text = config_text_for(config, out.resolve(), budget)
+    text = with_backlog(config_text_for(config, out.resolve(), budget), backlog)
     quiet = _quiet_period(text, quiet_period_s)
     with Embedded(
         out,
@@ -107,10 +122,14 @@ def watch(
         while not max_checkpoints or len(outcome.executions) < max_checkpoints:
             mirror.sync()
             emb.route()
+            emb.save_backlog()
             for name, arn in sorted(emb.executions().items()):
                 if name not in known:
                     known.add(name)
                     outcome.executions.append(follow(emb, name, arn, state))
+                    for uri in emb.execution_ended(arn):  # the backlog policy: a held checkpoint starts now
+                        print(f"backlog: released {uri}")
+                    emb.save_backlog()
                     report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"))
                     outcome.report = str(report) if report else outcome.report
             time.sleep(interval_s)

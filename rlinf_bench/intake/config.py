@@ -22,6 +22,7 @@ from rlinf_bench.contracts.request import EvalMatrix, EvalRequest
 from rlinf_bench.contracts.versioned import describe_validation_error
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, InvalidRequestError, StorageError
+from rlinf_bench.intake.backlog import BacklogPolicy
 from rlinf_bench.request_checks import check_probe
 
 #: The intake runs the probes that start without arguments by default (EvalMatrix's default, gpu and nccl).
@@ -38,6 +39,8 @@ class IntakeConfig(EvalMatrix):
     #: a checkpoint still incomplete this long after its first event goes to the DLQ with the reason
     max_age_s: float = Field(default=6 * 3600.0, gt=0)
     root_patterns: list[str] = Field(default_factory=lambda: [DEFAULT_ROOT_PATTERN], min_length=1)
+    #: executions per experiment at once and which held checkpoints start next (docs/intake.md, "Backlog")
+    backlog: BacklogPolicy = Field(default_factory=BacklogPolicy)
 
     @field_validator("root_patterns")
     @classmethod

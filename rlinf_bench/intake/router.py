@@ -33,6 +33,7 @@ from rlinf_bench.checkpoints.keys import KeyIgnored, KeyMatch, parse_key
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.errors import InvalidEventError
+from rlinf_bench.intake.backlog import Backlog, Entry, State
 from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.events import ObjectCreated, parse_body
 from rlinf_bench.reporting.message_limits import cut_bytes, utf8_len
@@ -59,6 +60,8 @@ class Outcome(StrEnum):
     IGNORED = "ignored"
     DEFERRED = "deferred"
     DEAD_LETTERED = "dead_lettered"
+    HELD = "held"
+    SUPERSEDED = "superseded"
 
 
 @dataclass(frozen=True)
@@ -142,8 +145,11 @@ class Router:
         dead_letters: DeadLetterSink,
         clock: Clock = utc_now,
         observer: Callable[[RecordResult], None] | None = None,
+        backlog: Backlog | None = None,
     ) -> None:
         self.config = config
+        #: only consulted when the config limits executions per experiment (backlog.max_running > 0)
+        self.backlog = backlog if config.backlog.limited else None
         self._lister = lister
         self._start_once = start_once
         self._dead_letters = dead_letters
@@ -226,6 +232,11 @@ class Router:
                     waiting_for_quiet=verdict.files_ok,
                 )
             )
+        if self.backlog is not None:
+            entry = self.backlog.admit(ref)
+            if entry.state in (State.HELD, State.SUPERSEDED):
+                outcome = Outcome.HELD if entry.state is State.HELD else Outcome.SUPERSEDED
+                return self._emit(RecordResult(outcome, entry.reason, event.key, ref))
         request = self.config.request_for(ref)
         started = self._start_once(ref, request)
         self._remember(match.root_uri, ref, str(started["name"]))
@@ -233,6 +244,21 @@ class Router:
         outcome = Outcome.DUPLICATE if duplicate else Outcome.STARTED
         reason = "execution already started" if duplicate else f"started ({verdict.reason})"
         return self._emit(RecordResult(outcome, reason, event.key, ref, execution_name=str(started["name"])))
+
+    def execution_ended(self, checkpoint_uri: str) -> list[Entry]:
+        """An execution of ``checkpoint_uri`` ended: release held checkpoints of its experiment (backlog policy).
+
+        Called by the Step Functions status-change rule on AWS and by the embedded default's loop; a repeated
+        call for the same end does nothing (the backlog's conditional writes).
+        """
+        if self.backlog is None:
+            return []
+
+        def start(ref: CheckpointRef) -> None:
+            started = self._start_once(ref, self.config.request_for(ref))
+            self._emit(RecordResult(Outcome.STARTED, "released from the backlog", "", ref, str(started["name"])))
+
+        return self.backlog.finish(checkpoint_uri, start)
 
     def _remember(self, root_uri: str, ref: CheckpointRef, name: str) -> None:
         self._started[root_uri] = (ref, name)
