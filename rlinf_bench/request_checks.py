@@ -9,7 +9,7 @@ the fix, so one bad value fails the execution once, at Plan, instead of failing 
 from __future__ import annotations
 
 from rlinf_bench.baselines import get_baselines
-from rlinf_bench.contracts.probes import ProbeName, missing_probe_args
+from rlinf_bench.contracts.probes import EVAL_IMAGE_PROBES, ProbeName, missing_probe_args
 from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, EvalRun, ProbeSpec
 from rlinf_bench.errors import ConfigError, InvalidRequestError
 from rlinf_bench.robotwin import is_robotwin_suite
@@ -75,7 +75,12 @@ def _check_images(request: EvalRequest) -> None:
             "robotwin_image: the request has RoboTwin suites but no `robotwin_image`: set it to the RoboTwin eval "
             "image (see docker/Dockerfile.eval-robotwin)"
         )
-    if request.probes and not request.probe_image.strip():
+    if any(p.name in EVAL_IMAGE_PROBES for p in request.probes) and not request.image.strip():
+        raise InvalidRequestError(
+            "image: probe sim_canary runs in the eval image (it plays LIBERO) but the request has no `image`: set it "
+            "to the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)"
+        )
+    if any(p.name not in EVAL_IMAGE_PROBES for p in request.probes) and not request.probe_image.strip():
         raise InvalidRequestError(
             "probe_image: the request has probes but no `probe_image`: set it to the probe image "
             "(see docker/Dockerfile.probe; the workflow fills it from PROBE_IMAGE)"

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from kubernetes import client as k8s
 
 from rlinf_bench.contracts import EvalRequest, EvalRun, ProbeName, ProbeSpec
+from rlinf_bench.contracts.probes import EVAL_IMAGE_PROBES
 from rlinf_bench.contracts.layout import probe_result_uri
 from rlinf_bench.errors import JobSpecError
 from rlinf_bench.request_checks import check_probe, check_run, image_for_suite, validate_request
@@ -180,13 +181,18 @@ def probe_job(
     check_probe(probe, where=f"probes[{probe.name}]")
     name = name or probe_job_name(request.request_id, probe.name, probe.nodes)
     res = request.resources
+    # sim_canary plays LIBERO, which only the eval image has; it simulates on the CPU and needs no GPU.
+    in_eval_image = probe.name in EVAL_IMAGE_PROBES
     spec = JobSpec(
         name=name,
         namespace=request.kubernetes.namespace,
-        image=request.probe_image,
+        image=request.image if in_eval_image else request.probe_image,
         command=_probe_command(request, probe, name, out_uri),
         resources=ContainerResources(
-            cpu=res.cpu, memory=res.memory, gpu=probe.gpus_per_node, gpu_key=res.gpu_resource_key
+            cpu=res.cpu,
+            memory=res.memory,
+            gpu=0 if in_eval_image else probe.gpus_per_node,
+            gpu_key=res.gpu_resource_key,
         ),
         settings=request.kubernetes,
         deadline_s=request.kubernetes.probe_deadline_s,

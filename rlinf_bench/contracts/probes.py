@@ -18,6 +18,15 @@ class ProbeName(StrEnum):
     STORAGE = "storage"
     CHECKPOINT_IO = "checkpoint_io"
     THROUGHPUT = "throughput"
+    SIM_CANARY = "sim_canary"
+
+
+#: Probes that run only when a request lists them. sim_canary plays LIBERO, so its Job needs the eval image
+#: and a node slot for a few minutes; a request that evaluates no LIBERO suite gets nothing from it
+#: (docs/probes.md, "sim_canary").
+OPT_IN_PROBES = frozenset({ProbeName.SIM_CANARY})
+#: Probes whose Job runs in the eval image (the probe image has no simulator).
+EVAL_IMAGE_PROBES = frozenset({ProbeName.SIM_CANARY})
 
 
 #: The arguments a probe cannot start without, as groups of alternatives (one of each group must be in its
@@ -31,6 +40,7 @@ PROBE_REQUIRED_ARGS: dict[ProbeName, tuple[tuple[tuple[str, ...], str], ...]] = 
     ProbeName.THROUGHPUT: (
         (("--run-id", "--experiment"), "the training run, e.g. --experiment my-rlinf-run or --run-id RUN_ID"),
     ),
+    ProbeName.SIM_CANARY: (),
 }
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.identifiers import check_path_segments, check_request_id
 from rlinf_bench.contracts.layout import result_root, run_result_uri
-from rlinf_bench.contracts.probes import PROBE_REQUIRED_ARGS, ProbeName
+from rlinf_bench.contracts.probes import OPT_IN_PROBES, PROBE_REQUIRED_ARGS, ProbeName
 from rlinf_bench.contracts.protocol_profiles import DEFAULT_PROTOCOL
 from rlinf_bench.contracts.versioned import Contract
 
@@ -27,7 +27,8 @@ DEFAULT_VIDEOS = 2
 REFERENCE_BASELINES = frozenset({"previous", "best"})
 #: The probes a matrix runs by default: those that start without arguments (gpu, nccl). storage and
 #: checkpoint_io need a --path, throughput a training run: they run only when listed with those.
-DEFAULT_PROBES = tuple(name for name in ProbeName if not PROBE_REQUIRED_ARGS[name])
+#: sim_canary is opt-in (OPT_IN_PROBES): it needs the eval image and LIBERO.
+DEFAULT_PROBES = tuple(name for name in ProbeName if not PROBE_REQUIRED_ARGS[name] and name not in OPT_IN_PROBES)
 #: ``shards: auto`` aims at runs (Jobs) of at most this long, worst case to the horizon (rlinf_bench.sharding):
 #: 20 min splits libero_10 (~1,530 s with 8 workers at the measured rate) in two, the other LIBERO suites not.
 DEFAULT_SHARD_TARGET_S = 1200

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rlinf_bench.contracts import CheckpointReport, SuiteReport
+from rlinf_bench.reporting.canary import canary_lines
 from rlinf_bench.reporting.format import (
     VERDICT_MARK,
     changes_text,
@@ -128,10 +129,12 @@ def checkpoint_markdown(report: CheckpointReport) -> str:
 def changes_section(report: CheckpointReport) -> list[str]:
     """What changed besides the weights, next to each verdict against an earlier checkpoint."""
     refs = [v for v in report.verdicts if v.kind in ("previous", "best") and v.value.value != "incomplete"]
-    if not refs:
+    canary = canary_lines(report)
+    if not refs and not canary:
         return []
     lines = ["", "## What changed besides the weights", ""]
     lines += [f"- {md(v.suite)} vs {md(verdict_against(v))}: {md(changes_text(v))}" for v in refs]
+    lines += [f"{'  ' if line.startswith('  ') else ''}- {md(line.strip())}" for line in canary]
     return lines
 
 

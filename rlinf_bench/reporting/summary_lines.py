@@ -9,6 +9,7 @@ checks that failed or have a target. Measured values without a target stay in th
 from __future__ import annotations
 
 from rlinf_bench.contracts import CheckpointReport, InfraCheck, SuiteReport, Verdict, VerdictValue
+from rlinf_bench.reporting.canary import canary_message_lines, is_canary_probe
 from rlinf_bench.reporting.format import (
     DECISIVE,
     changes_text,
@@ -94,10 +95,13 @@ def _check_line(c: InfraCheck) -> str:
 
 def infra_lines(report: CheckpointReport) -> list[str]:
     """The checks that failed or have a target, one line each, under a one-line count; [] without probes."""
-    if not report.infra:
-        return []
-    probes = sorted({c.probe for c in report.infra})
-    shown = [c for c in report.infra if c.verdict == "fail" or c.target is not None]
-    failed = sum(c.verdict == "fail" for c in report.infra)
+    # the simulator canary speaks only when it failed, in its own words (rlinf_bench.reporting.canary)
+    checks = [c for c in report.infra if not is_canary_probe(c.probe)]
+    canary = canary_message_lines(report)
+    if not checks:
+        return canary
+    probes = sorted({c.probe for c in checks})
+    shown = [c for c in checks if c.verdict == "fail" or c.target is not None]
+    failed = sum(c.verdict == "fail" for c in checks)
     head = f"Infrastructure ({', '.join(probes)}): " + (f"{failed} check(s) FAILED" if failed else "no failures")
-    return [head] + [f"  {_check_line(c)}" for c in shown]
+    return [head] + [f"  {_check_line(c)}" for c in shown] + canary

@@ -12,6 +12,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from rlinf_bench.reporting import format as fmt
+from rlinf_bench.reporting.canary import canary_lines
 from rlinf_bench.stats.flips import flip_summary
 
 __all__ = ["environment", "render"]
@@ -39,6 +40,7 @@ def environment() -> Environment:
         mde=fmt.mde_text,
         ctitle=fmt.checkpoint_title,
         flip_lines=flip_summary,
+        canary_lines=canary_lines,
     )
     return env
 

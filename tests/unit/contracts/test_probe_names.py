@@ -25,6 +25,7 @@ STARTABLE_ARGS: dict[ProbeName, list[str]] = {
     ProbeName.STORAGE: ["--path", "/fsx"],
     ProbeName.CHECKPOINT_IO: ["--path", "/fsx"],
     ProbeName.THROUGHPUT: ["--experiment", "exp"],
+    ProbeName.SIM_CANARY: [],
 }
 
 
@@ -70,8 +71,9 @@ def test_every_probe_name_is_known_to_the_infra_targets_and_every_target_names_a
     from rlinf_bench.baselines.probe_targets import _infra_data
 
     with_targets = {row["probe"] for row in _infra_data()["targets"]} | {ProbeName.NCCL}
-    # throughput has no fixed target: it "depends on batch size and envs" (the brief).
-    assert with_targets == set(ProbeName) - {ProbeName.THROUGHPUT}
+    # throughput has no fixed target: it "depends on batch size and envs" (the brief); sim_canary's target is
+    # its shipped reference fingerprint (no episode may move), not a figure of the registry.
+    assert with_targets == set(ProbeName) - {ProbeName.THROUGHPUT, ProbeName.SIM_CANARY}
 
 
 def test_the_intake_runs_by_default_only_the_probes_that_start_without_arguments() -> None:
@@ -91,7 +93,7 @@ def test_given_an_unknown_probe_name_then_the_error_lists_the_allowed_ones() -> 
 def test_given_a_request_with_an_unknown_probe_then_the_contract_error_names_the_field_and_values() -> None:
     data = {"checkpoint": {"uri": "/x/exp/checkpoints/global_step_1"}, "probes": [{"name": "disk"}]}
     with pytest.raises(
-        ContractError, match=r"request\.json(.|\n)*probes\.0\.name(.|\n)*'checkpoint_io' or 'throughput'"
+        ContractError, match=r"request\.json(.|\n)*probes\.0\.name(.|\n)*'throughput' or 'sim_canary'"
     ):
         EvalRequest.from_dict(data, source="request.json")
 
