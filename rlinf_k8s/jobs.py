@@ -15,8 +15,8 @@ from typing import Any, Literal
 from kubernetes import client as k8s
 
 from rlinf_bench.contracts import EvalRequest, EvalRun, ProbeName, ProbeSpec
-from rlinf_bench.contracts.probes import EVAL_IMAGE_PROBES
 from rlinf_bench.contracts.layout import probe_result_uri
+from rlinf_bench.contracts.probes import EVAL_IMAGE_PROBES
 from rlinf_bench.errors import JobSpecError
 from rlinf_bench.request_checks import check_probe, check_run, image_for_suite, validate_request
 from rlinf_k8s.dns_names import eval_job_name, probe_job_name, sanitize_label_value

@@ -92,9 +92,7 @@ def test_given_an_unknown_probe_name_then_the_error_lists_the_allowed_ones() -> 
 
 def test_given_a_request_with_an_unknown_probe_then_the_contract_error_names_the_field_and_values() -> None:
     data = {"checkpoint": {"uri": "/x/exp/checkpoints/global_step_1"}, "probes": [{"name": "disk"}]}
-    with pytest.raises(
-        ContractError, match=r"request\.json(.|\n)*probes\.0\.name(.|\n)*'throughput' or 'sim_canary'"
-    ):
+    with pytest.raises(ContractError, match=r"request\.json(.|\n)*probes\.0\.name(.|\n)*'throughput' or 'sim_canary'"):
         EvalRequest.from_dict(data, source="request.json")
 
 
