@@ -1,7 +1,13 @@
-"""Progress on stderr: episodes done, success rate so far, ETA (tqdm)."""
+"""Progress on stderr: episodes done, success rate so far, ETA (tqdm).
+
+While the bar is open, log records that would go to the terminal go through ``tqdm.write`` instead
+(:func:`tqdm.contrib.logging.logging_redirect_tqdm`): it clears the bar, writes the line and redraws
+the bar below, so a log line never lands in the middle of the bar.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -16,8 +22,10 @@ class Progress:
         self.done = initial_done
         self.successes = initial_successes
         self._bar: Any = None
+        self._logs = contextlib.ExitStack()
         if enabled and total:
             from tqdm import tqdm
+            from tqdm.contrib.logging import logging_redirect_tqdm
 
             interactive = sys.stderr.isatty()
             self._bar = tqdm(
@@ -29,6 +37,8 @@ class Progress:
                 dynamic_ncols=interactive,
                 mininterval=0.5 if interactive else 30.0,
             )
+            # The root logger's console handlers (logging.basicConfig's) write through the bar from now on.
+            self._logs.enter_context(logging_redirect_tqdm(tqdm_class=tqdm))
 
     @property
     def success_rate(self) -> float:
@@ -42,6 +52,8 @@ class Progress:
             self._bar.update(1)
 
     def close(self) -> None:
+        """Close the bar and give the console log handlers back."""
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        self._logs.close()

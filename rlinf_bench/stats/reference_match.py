@@ -4,6 +4,9 @@ A suite's success rate averages its tasks, and tasks differ far more in difficul
 a checkpoint evaluated on tasks {0, 1} set against one evaluated on all ten compares two task mixes,
 not two policies. Verdicts against the previous and the best checkpoint are decided only when
 :func:`reference_differences` is empty; otherwise they are ``not_comparable`` with these differences named.
+
+Decoding (greedy vs sampled) is not among them: it leaves an episode what it was (same steps, same
+start), as against a published baseline, so the verdict is given and :func:`reference_caveat` is stated on it.
 """
 
 from __future__ import annotations
@@ -11,10 +14,10 @@ from __future__ import annotations
 from collections import Counter
 
 from rlinf_bench.contracts import SuiteReport
-from rlinf_bench.protocols import RunProtocol
+from rlinf_bench.protocols import RunProtocol, short_decoding
 from rlinf_bench.suites import DEFAULT_SETTLE_STEPS, SUITES
 
-__all__ = ["format_ids", "reference_differences", "task_ids", "trials_per_task"]
+__all__ = ["format_ids", "reference_caveat", "reference_differences", "task_ids", "trials_per_task"]
 
 
 def task_ids(suite: SuiteReport) -> set[int]:
@@ -63,7 +66,6 @@ def _protocol_differences(now: RunProtocol, before: RunProtocol) -> list[str]:
         ("max_steps", "max steps"),
         ("settle_steps", "settle steps"),
         ("settle_gripper", "settle gripper"),
-        ("decoding", "decoding"),
         ("render_resolution", "render resolution"),
     ):
         a, b = getattr(now, field), getattr(before, field)
@@ -74,7 +76,8 @@ def _protocol_differences(now: RunProtocol, before: RunProtocol) -> list[str]:
 
 def reference_differences(current: SuiteReport, reference: SuiteReport) -> list[str]:
     """Why ``current`` cannot be compared with ``reference`` (an earlier checkpoint): one phrase per
-    difference; empty when they ran the same suite, tasks, trials per task and episode settings."""
+    difference; empty when they ran the same suite, tasks, trials per task and episode settings (decoding
+    aside: see :func:`reference_caveat`)."""
     out: list[str] = []
     if current.suite != reference.suite:
         out.append(f"suites differ: this checkpoint ran {current.suite}, the reference {reference.suite}")
@@ -88,3 +91,12 @@ def reference_differences(current: SuiteReport, reference: SuiteReport) -> list[
         out.append(f"trials per task differ: {t_now} here, {t_before} at the reference")
     out.extend(_protocol_differences(_protocol(current), _protocol(reference)))
     return out
+
+
+def reference_caveat(current: SuiteReport, reference: SuiteReport) -> str:
+    """``decoding differs: greedy here, sampled T=1.6 at the reference`` when the two checkpoints were
+    decoded otherwise ('' when alike): the verdict stands, read with this."""
+    now, before = _protocol(current).decoding, _protocol(reference).decoding
+    if now == before:
+        return ""
+    return f"decoding differs: {short_decoding(now)} here, {short_decoding(before)} at the reference"

@@ -28,7 +28,7 @@ from rlinf_bench.stats.intervals import clustered_interval
 from rlinf_bench.stats.power import mde_constant, mde_paired, mde_two_proportion
 from rlinf_bench.stats.power_words import POWER_MARGIN, mark_underpowered
 from rlinf_bench.stats.provenance_diff import changes_line, environment_changes
-from rlinf_bench.stats.reference_match import reference_differences
+from rlinf_bench.stats.reference_match import reference_caveat, reference_differences
 from rlinf_bench.stats.significance import (
     ComparisonOutcome,
     compare_to_constant,
@@ -343,6 +343,7 @@ def reference_verdict(
         mde=mde,
         environment_changes=changes,
         reason=reason,
+        caveat=reference_caveat(current, reference),
         **{**common, "reference": ref_rate},
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rlinf_bench.contracts import SuiteReport
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_suite
-from rlinf_bench.stats.reference_match import format_ids, reference_differences
+from rlinf_bench.stats.reference_match import format_ids, reference_caveat, reference_differences
 from tests.unit.stats.runfactory import make_run
 
 
@@ -34,7 +34,15 @@ def test_given_another_protocol_then_each_setting_that_differs_is_named() -> Non
     diffs = reference_differences(suite(protocol="oft"), suite(protocol="rlinf"))
     assert "max steps differ: 220 here, 512 at the reference" in diffs
     assert "settle steps differ: 10 here, 15 at the reference" in diffs
-    assert any(d.startswith("decoding differ") for d in diffs)
+    assert not any(d.startswith("decoding") for d in diffs)  # a caveat on the verdict, not a refusal
+
+
+def test_given_only_the_decoding_differs_then_the_reports_compare_and_the_caveat_names_both() -> None:
+    sampled = suite()
+    greedy = sampled.model_copy(update={"protocol": sampled.protocol.model_copy(update={"decoding": "greedy"})})  # type: ignore[union-attr]
+    assert reference_differences(greedy, sampled) == []
+    assert reference_caveat(greedy, sampled) == "decoding differs: greedy here, sampled T=1.6 at the reference"
+    assert reference_caveat(sampled, sampled) == ""
 
 
 def test_given_another_suite_then_the_suites_are_named() -> None:

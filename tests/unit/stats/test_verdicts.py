@@ -392,3 +392,19 @@ def test_given_a_wider_power_margin_then_the_same_small_budget_is_within() -> No
     loose = apply_verdicts(report(200), [], [report(100)], VerdictConfig(power_margin=0.99))  # type: ignore[arg-type]
     assert strict.verdicts[0].value == VerdictValue.INCONCLUSIVE
     assert loose.verdicts[0].value == VerdictValue.WITHIN
+
+
+def _greedy(suite: object) -> object:
+    """The same suite report, decoded greedily (the rlinf protocol's runs sample at T=1.6)."""
+    protocol = suite.protocol.model_copy(update={"decoding": "greedy"})  # type: ignore[attr-defined]
+    return suite.model_copy(update={"protocol": protocol})  # type: ignore[attr-defined]
+
+
+def test_given_checkpoints_that_differ_only_in_decoding_then_the_verdict_is_given_with_the_caveat() -> None:
+    now = _greedy(aggregate_suite([SourcedRun(str(r.run_index), r) for r in suite_of([1, 1, 1, 1, 1])], 3))
+    before = aggregate_suite([SourcedRun(str(r.run_index), r) for r in suite_of([0, 0, 0, 1, 1])], 3)
+    v = reference_verdict(now, before, kind="previous", label="global_step 100", cfg=CFG)  # type: ignore[arg-type]
+    assert v.value == VerdictValue.ABOVE and v.paired
+    assert v.caveat == "decoding differs: greedy here, sampled T=1.6 at the reference"
+    same = reference_verdict(before, before, kind="previous", label="global_step 100", cfg=CFG)
+    assert same.caveat == ""
