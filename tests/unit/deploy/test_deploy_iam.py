@@ -176,5 +176,5 @@ def test_given_the_slack_webhook_then_only_the_slack_notifier_can_read_it(transf
 def test_given_each_function_then_it_runs_under_its_own_role(transformed: dict[str, Any]) -> None:
     functions = {n: r for n, r in transformed["Resources"].items() if r["Type"] == "AWS::Lambda::Function"}
     roles = [f["Properties"]["Role"] for f in functions.values()]
-    assert len(functions) == 7
+    assert len(functions) == 8  # the seven of the workflow and intake, and the queue sentinel
     assert len({str(r) for r in roles}) == len(roles)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
-from rlinf_bench.contracts.probes import ProbeName
+from rlinf_bench.contracts.probes import OPT_IN_PROBES, ProbeName
 from rlinf_bench.errors import ConfigError
 from rlinf_bench.intake.config import IntakeConfig, load_intake_config, parse_config_text
 
@@ -72,8 +72,8 @@ def test_given_the_example_config_then_it_loads_and_matches_the_defaults_but_for
     example = Path(__file__).resolve().parents[3] / "examples" / "intake-config.yaml"
     loaded = load_intake_config(str(example)).request_for(REF)
     default = IntakeConfig().request_for(REF)
-    # The example lists every probe, each with the arguments it needs to start; the rest are the defaults.
-    assert {p.name for p in loaded.probes} == set(ProbeName)
+    # The example lists every probe but the opt-in ones (sim_canary), each with the arguments it needs to start.
+    assert {p.name for p in loaded.probes} == set(ProbeName) - set(OPT_IN_PROBES)
     assert loaded.model_dump(exclude={"probes", "request_id"}) == default.model_dump(exclude={"probes", "request_id"})
 
 
