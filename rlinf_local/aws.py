@@ -87,6 +87,9 @@ def local_aws(port: int | None = None) -> Iterator[LocalAws]:
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         server.start()
         stack.callback(server.stop)
+        # moto's backends are process-wide: without a reset the next stack in this process (a second
+        # Embedded in one test session) finds the first one's secret, bucket and tables.
+        stack.callback(lambda: requests.post(f"{endpoint}/moto-api/reset", timeout=10))
         requests.post(f"{endpoint}/moto-api/config", json=MOTO_CONFIG, timeout=10).raise_for_status()
         stack.enter_context(moto_fixes())
         stack.enter_context(lambdas.installed())
