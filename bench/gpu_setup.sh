@@ -1,12 +1,14 @@
 #!/bin/bash
 # Prepare a bare, offline GPU machine for bench/eval_gpu.py and print what rendering will use.
 # Usage, from the repository root (carry .gl and .gpu_bundle, see bench/gpu_bundle.py):
-#   source bench/gpu_setup.sh
+#   source bench/gpu_setup.sh [BUNDLE_DIR [PREFIX]]
+# BUNDLE_DIR defaults to .gpu_bundle and PREFIX to /tmp/site; a second suite's bundle (e.g. one built with
+# --out .gpu_bundle_l10) goes under its own PREFIX, in its own shell, since each bundle holds one suite's files.
 # .gl holds the glvnd loader packages (libegl1 libglvnd0 libgl1 libglx0 libopengl0 libgles2 libvulkan1,
 # fetched with `apt-get download`); .gpu_bundle holds LIBERO for one suite.
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
-source .gpu_bundle/unpack.sh /tmp/site
+source "${1:-.gpu_bundle}/unpack.sh" "${2:-/tmp/site}" || return 1 2>/dev/null || exit 1
 export MUJOCO_GL=egl PYOPENGL_PLATFORM=egl PYTHONUNBUFFERED=1
 # glvnd finds NVIDIA's EGL only through a vendor file (without one, EGL has no GPU device).
 vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json

@@ -22,7 +22,7 @@ DEMO_POLICY = "builtin:demo?cameras=agentview&resolution=64"
 def small_matrix(
     scratch: Path,
     *,
-    max_steps: int = 20,
+    max_steps: int | None = 20,
     tasks: tuple[int, ...] = (0, 1),
     trials: int = 3,
     runs: int = 3,
@@ -34,7 +34,8 @@ def small_matrix(
     """The intake config (an IntakeConfig document) of the small budget; probes write under ``scratch``
     (created here: the storage and checkpoint_io probes measure an existing folder). ``videos``: None keeps
     the matrix's default (a few per task; the demo policy renders its camera anyway, so they cost the
-    encoding only); the smallest test budgets pass 0."""
+    encoding only); the smallest test budgets pass 0. ``max_steps`` None keeps the protocol's own horizon
+    (the episode settings a published baseline was measured under)."""
     scratch = scratch.resolve()
     for name in ("storage", "checkpoint_io"):
         (scratch / name).mkdir(parents=True, exist_ok=True)
@@ -57,7 +58,9 @@ def small_matrix(
         },
     ]
     return {
-        "suites": [{"name": "libero_spatial", "tasks": list(tasks), "max_steps": max_steps}],
+        "suites": [
+            {"name": "libero_spatial", "tasks": list(tasks)} | ({} if max_steps is None else {"max_steps": max_steps})
+        ],
         "runs": runs,
         "trials_per_task": trials,
         "policy": policy,
