@@ -118,6 +118,7 @@ def _raw_process(
     out: Any,
     episodes: bool,
     max_steps: int,
+    task: int = TASK,
 ) -> None:
     from eval_runner.vector import limit_threads
 
@@ -133,7 +134,7 @@ def _raw_process(
 
     torch.set_num_threads(threads)
     spec = ObservationSpec(cameras=CAMERAS, resolution=resolution, proprio=())
-    env = LiberoEnv(get_suite(SUITE).task(TASK), spec, horizon=100_000)
+    env = LiberoEnv(get_suite(SUITE).task(task), spec, horizon=100_000)
     state = index % 50
     seed = 0  # the run seed: the runner seeds every episode's env with it (eval_runner.scheduler.plan_episodes)
 
@@ -168,8 +169,11 @@ def raw_aggregate(
     cache: Path,
     episodes: bool = False,
     max_steps: int = MAX_STEPS,
+    tasks: tuple[int, ...] = (TASK,),
 ) -> dict[str, Any]:
     """N processes stepping LIBERO with no harness; aggregate steps/s over a common window.
+
+    Process ``i`` steps task ``tasks[i % len(tasks)]`` (the harness over several tasks spreads its workers alike).
 
     ``episodes``: each process runs whole episodes as the reference loop does (hard reset to the next
     initial state, settle, ``max_steps`` steps), so resets are in the figure; otherwise it only steps.
@@ -183,7 +187,18 @@ def raw_aggregate(
     procs = [
         ctx.Process(
             target=_raw_process,
-            args=(i, threads, seconds, resolution, str(cache), barrier, out, episodes, max_steps),
+            args=(
+                i,
+                threads,
+                seconds,
+                resolution,
+                str(cache),
+                barrier,
+                out,
+                episodes,
+                max_steps,
+                tasks[i % len(tasks)],
+            ),
             daemon=True,
         )
         for i in range(n)
@@ -210,6 +225,7 @@ def raw_aggregate(
     per = [steps / elapsed for _, steps, elapsed, _ in rows]
     return {
         "processes": n,
+        "tasks": list(tasks),
         "mode": "episodes (reset + settle + steps)" if episodes else "stepping only",
         "threads_per_process": threads,
         "seconds": seconds,
@@ -306,12 +322,21 @@ def evaluate_cmd(
 
 
 def harness(
-    n: int, trials: int, max_steps: int, resolution: int, cache: Path, work: Path, extra: list[str], timeout: float
+    n: int,
+    trials: int,
+    max_steps: int,
+    resolution: int,
+    cache: Path,
+    work: Path,
+    extra: list[str],
+    timeout: float,
+    tasks: tuple[int, ...] = (TASK,),
 ) -> dict[str, Any]:
-    """One ``python -m eval_runner`` run; its steady-state and whole-run figures."""
+    """One ``python -m eval_runner`` run over ``tasks`` (``trials`` each); its steady-state and whole-run figures."""
     tag = f"n{n}{'_'.join(['', *extra]).replace('-', '')}"
     out, log = work / f"{tag}.json", work / f"{tag}.log"
-    cmd = evaluate_cmd(n, trials, max_steps, zero_spec(resolution), out, cache, extra)
+    task_ids = ",".join(map(str, tasks))
+    cmd = evaluate_cmd(n, trials, max_steps, zero_spec(resolution), out, cache, extra, tasks=task_ids)
     rc, wall = run_cli(cmd, log, timeout)
     row: dict[str, Any] = {
         "command": shlex.join(["rlinf-bench", "evaluate", *cmd[3:]]),
@@ -592,6 +617,12 @@ def main() -> int:
         "--raw-episode-seconds", type=float, default=30.0, help="raw_episodes: window, long enough for a few resets"
     )
     parser.add_argument("--episodes-per-worker", type=int, default=2)
+    parser.add_argument(
+        "--harness-tasks",
+        default=str(TASK),
+        help="raw_episodes/harness parts: task ids (e.g. 0,1,...,9): one task's initial states follow one serial "
+        "reference RNG chain, several tasks' chains run side by side",
+    )
     parser.add_argument("--trials", type=int, default=50, help="task/suite parts: episodes per task")
     parser.add_argument("--chunks", default="runner", help="task part: runner, policy, or both (runner,policy)")
     parser.add_argument("--batches", default="1,4,8,15", help="latency part: batch sizes")
@@ -633,6 +664,7 @@ def main() -> int:
     parts = set(args.parts.split(","))
     ns = [int(x) for x in args.workers.split(",") if x]
     lockstep = {int(x) for x in args.lockstep.split(",") if x}
+    harness_tasks = tuple(int(x) for x in args.harness_tasks.split(",") if x) or (TASK,)
     cores = len(os.sched_getaffinity(0))
     cache = Path(tempfile.mkdtemp(prefix="eval-gpu-"))
     work = args.work or Path(tempfile.mkdtemp(prefix="eval-gpu-runs-"))
@@ -650,15 +682,19 @@ def main() -> int:
             print(f"raw N={n}: {raw.get('steps_per_s')} steps/s {raw.get('error', '')}", flush=True)
         if "raw_episodes" in parts:
             threads = max(1, cores // n)
-            raw = raw_aggregate(n, args.raw_episode_seconds, threads, args.resolution, cache, True, args.max_steps)
+            raw = raw_aggregate(
+                n, args.raw_episode_seconds, threads, args.resolution, cache, True, args.max_steps, harness_tasks
+            )
             report.put("raw_episodes", key, raw)
             report.put("raw_episodes_steps_per_s", key, raw.get("steps_per_s"))
             print(f"raw episodes N={n}: {raw.get('steps_per_s')} steps/s {raw.get('error', '')}", flush=True)
         if "harness" in parts:
-            trials = min(50, args.episodes_per_worker * n)
+            trials = min(50, -(-args.episodes_per_worker * n // len(harness_tasks)))
             modes = [("harness", [])] + ([("harness_lockstep", ["--batch-window-ms", "inf"])] if n in lockstep else [])
             for name, extra in modes:
-                row = harness(n, trials, args.max_steps, args.resolution, cache, work, extra, args.timeout)
+                row = harness(
+                    n, trials, args.max_steps, args.resolution, cache, work, extra, args.timeout, harness_tasks
+                )
                 report.put(name, key, row)
                 report.put(f"{name}_steps_per_s", key, row.get("steady_env_steps_per_s"))
                 raw_rate = report.doc.get("raw_steps_per_s", {}).get(key)

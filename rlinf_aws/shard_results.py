@@ -63,26 +63,18 @@ def _merged_outcome(
     merged = merge_shards(parts)
     if merged is None:
         error = f"every shard of {run.suite} run {run.run_index} failed"
-        outcome = RunOutcome(
-            status=OutcomeStatus.FAILED,
-            kind="eval",
-            result_uri=first.run_uri,
-            suite=run.suite,
-            run_index=run.run_index,
-            error=error,
-            cause="; ".join(lines),
-        )
-        return outcome, lines
+        return _run_outcome(first, OutcomeStatus.FAILED, error=error, cause="; ".join(lines)), lines
     storage.write_text(first.run_uri, merged.to_json(), content_type="application/json")
-    outcome = RunOutcome(
-        status=OutcomeStatus.SUCCEEDED,
-        kind="eval",
-        result_uri=first.run_uri,
-        suite=run.suite,
-        run_index=run.run_index,
-        headline=f"{run.suite} run {run.run_index}: {len(shards)} shards merged, {merged.status.value}",
+    headline = f"{run.suite} run {run.run_index}: {len(shards)} shards merged, {merged.status.value}"
+    return _run_outcome(first, OutcomeStatus.SUCCEEDED, headline=headline), lines
+
+
+def _run_outcome(first: RunShard, status: OutcomeStatus, **fields: str) -> RunOutcome:
+    """The merged run's outcome, at the unsharded run's result file."""
+    run = first.run
+    return RunOutcome(
+        status=status, kind="eval", result_uri=first.run_uri, suite=run.suite, run_index=run.run_index, **fields
     )
-    return outcome, lines
 
 
 def merge_shard_outcomes(

@@ -10,7 +10,7 @@ import numpy as np
 
 from eval_runner.policies.base import Policy
 from eval_runner.settings import EvalSettings
-from rlinf_bench.contracts import CheckpointRef, EvalRun
+from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult
 from rlinf_bench.suites import TaskInfo
 
 NO_CHECKPOINT = CheckpointRef(uri="", experiment="none", global_step=0)
@@ -58,3 +58,22 @@ class RecordingPolicy(Policy):
 
     def check_tasks(self, tasks: list[TaskInfo]) -> None:
         self.inner.check_tasks(tasks)
+
+
+class ProprioRecording(RecordingPolicy):
+    """Calls the policy row by row and keeps every proprio row it was given, per episode.
+
+    Row by row because batched float32 matmuls round by batch composition, which depends on timing."""
+
+    def act(self, obs: dict[str, Any]) -> Any:
+        rows = []
+        for i, episode_id in enumerate(obs["episode_id"]):
+            self.seen[episode_id].append(np.concatenate([obs[k][i] for k in self.obs_spec.proprio]))
+            row = {k: v[i : i + 1] for k, v in obs.items()}  # arrays and lists slice alike
+            rows.append(self.inner.act(row)[0])
+        return np.stack(rows)
+
+
+def episode_rows(result: RunResult) -> list[tuple[int, int, int, bool, int]]:
+    """(task, initial state, seed, success, steps) of every episode, in the result's order."""
+    return [(t.task_id, e.init_state, e.seed, e.success, e.steps) for t in result.tasks for e in t.episodes]

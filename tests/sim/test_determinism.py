@@ -9,7 +9,6 @@ initial state, settling and stepping.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -17,26 +16,9 @@ import pytest
 from eval_runner.demo_checkpoint import write_demo_checkpoint
 from eval_runner.loop import evaluate
 from eval_runner.policies.factory import load_policy
-from rlinf_bench.contracts import RunResult
-from tests.sim.helpers import RecordingPolicy, make_run, settings
+from tests.sim.helpers import ProprioRecording, episode_rows, make_run, settings
 
 pytestmark = pytest.mark.sim
-
-
-class Recording(RecordingPolicy):
-    """Calls the policy row by row and keeps every proprio row it was given, per episode."""
-
-    def act(self, obs: dict[str, Any]) -> Any:
-        rows = []
-        for i, episode_id in enumerate(obs["episode_id"]):
-            self.seen[episode_id].append(np.concatenate([obs[k][i] for k in self.obs_spec.proprio]))
-            row = {k: v[i : i + 1] for k, v in obs.items()}  # arrays and lists slice alike
-            rows.append(self.inner.act(row)[0])
-        return np.stack(rows)
-
-
-def _episodes(result: RunResult) -> list[tuple[int, int, int, bool, int]]:
-    return [(t.task_id, e.init_state, e.seed, e.success, e.steps) for t in result.tasks for e in t.episodes]
 
 
 def test_given_the_same_seed_when_run_with_one_or_two_workers_then_episodes_and_trajectories_are_identical(
@@ -44,15 +26,15 @@ def test_given_the_same_seed_when_run_with_one_or_two_workers_then_episodes_and_
 ) -> None:
     ref = write_demo_checkpoint(tmp_path / "ckpt")
     run = make_run(checkpoint=ref, policy="builtin:demo", trials=2, max_steps=12)
-    a = Recording(load_policy("builtin:demo", Path(ref.uri)))
-    b = Recording(load_policy("builtin:demo", Path(ref.uri)))
+    a = ProprioRecording(load_policy("builtin:demo", Path(ref.uri)))
+    b = ProprioRecording(load_policy("builtin:demo", Path(ref.uri)))
 
     result_a = evaluate(
         run.model_copy(update={"workers": 2}), out_path=tmp_path / "a.json", policy=a, settings=settings(libero_cache)
     )
     result_b = evaluate(run, out_path=tmp_path / "b.json", policy=b, settings=settings(libero_cache))
 
-    assert _episodes(result_a) == _episodes(result_b)
+    assert episode_rows(result_a) == episode_rows(result_b)
     assert set(a.seen) == set(b.seen) == {"t0-s0-a0", "t0-s1-a0"}
     for episode_id in a.seen:
         assert np.array_equal(np.stack(a.seen[episode_id]), np.stack(b.seen[episode_id])), episode_id

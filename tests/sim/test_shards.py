@@ -9,7 +9,6 @@ and every episode's trajectory must be the same step for step. A tiny budget: 3 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -17,27 +16,12 @@ import pytest
 from eval_runner.demo_checkpoint import write_demo_checkpoint
 from eval_runner.loop import evaluate
 from eval_runner.policies.factory import load_policy
-from rlinf_bench.contracts import EvalRequest, RunResult, RunStatus, SuiteSelection
+from rlinf_bench.contracts import EvalRequest, RunStatus, SuiteSelection
 from rlinf_bench.sharding import expand_shards
 from rlinf_bench.stats.shards import ShardPart, merge_shards
-from tests.sim.helpers import RecordingPolicy, settings
+from tests.sim.helpers import ProprioRecording, episode_rows, settings
 
 pytestmark = pytest.mark.sim
-
-
-class Recording(RecordingPolicy):
-    """Calls the policy row by row and keeps every proprio row it was given, per episode."""
-
-    def act(self, obs: dict[str, Any]) -> Any:
-        rows = []
-        for i, episode_id in enumerate(obs["episode_id"]):
-            self.seen[episode_id].append(np.concatenate([obs[k][i] for k in self.obs_spec.proprio]))
-            rows.append(self.inner.act({k: v[i : i + 1] for k, v in obs.items()})[0])
-        return np.stack(rows)
-
-
-def _episodes(result: RunResult) -> list[tuple[int, int, int, bool, int]]:
-    return [(t.task_id, e.init_state, e.seed, e.success, e.steps) for t in result.tasks for e in t.episodes]
 
 
 def test_given_3_shards_then_the_merged_run_has_the_unsharded_runs_episodes_and_trajectories(
@@ -62,11 +46,11 @@ def test_given_3_shards_then_the_merged_run_has_the_unsharded_runs_episodes_and_
     shards = expand_shards(request)
     assert [s.run.task_ids for s in shards] == [[0], [1], [2]]
 
-    whole = Recording(load_policy("builtin:demo", Path(ref.uri)))
+    whole = ProprioRecording(load_policy("builtin:demo", Path(ref.uri)))
     (run,) = request.expand()
     unsharded = evaluate(run, out_path=tmp_path / "whole.json", policy=whole, settings=settings(libero_cache))
 
-    split = Recording(load_policy("builtin:demo", Path(ref.uri)))
+    split = ProprioRecording(load_policy("builtin:demo", Path(ref.uri)))
     parts = []
     for s in shards:
         assert s.run.output_uri
@@ -75,7 +59,7 @@ def test_given_3_shards_then_the_merged_run_has_the_unsharded_runs_episodes_and_
     merged = merge_shards(parts)
 
     assert merged is not None and merged.status == RunStatus.COMPLETE
-    assert _episodes(merged) == _episodes(unsharded) and len(_episodes(merged)) == 6
+    assert episode_rows(merged) == episode_rows(unsharded) and len(episode_rows(merged)) == 6
     assert [t.model_dump(exclude={"episodes"}) for t in merged.tasks] == [
         t.model_dump(exclude={"episodes"}) for t in unsharded.tasks
     ]
