@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import platform
 import re
@@ -165,24 +166,32 @@ def check_packages(ctx: DoctorContext) -> list[CheckResult]:
         results.append(
             ctx.ok("packages.drift", text + (f"; not installed: {', '.join(absent)}" if absent else ""), **detail)
         )
-    for name, entry in ref.get("watch", {}).items():
-        found = _version(name)
-        if found is None:
-            results.append(ctx.ok(f"packages.{name}", f"{name} not installed"))
-            continue
-        origin = _origin(name)
-        measured = f"{name} {found} from {origin}"
-        if _newer(found, str(entry.get("max", ""))):
-            results.append(
-                ctx.warn(
-                    f"packages.{name}",
-                    f"{measured}, newer than {entry['max']}",
-                    f"{' '.join(str(entry['why']).split())} Reinstall the version your policy was trained with.",
-                )
-            )
-        else:
-            results.append(ctx.ok(f"packages.{name}", measured))
-    return results
+    return results + [_watched(ctx, name, entry) for name, entry in ref.get("watch", {}).items()]
+
+
+def _watched(ctx: DoctorContext, name: str, entry: dict[str, Any]) -> CheckResult:
+    """A watched package above its limit warns, unless it is the version our lock installs, from the index,
+    with no package that needs the limit importable beside it (then the limit does not bind here)."""
+    found = _version(name)
+    if found is None:
+        return ctx.ok(f"packages.{name}", f"{name} not installed")
+    origin = _origin(name)
+    measured = f"{name} {found} from {origin}"
+    if not _newer(found, str(entry.get("max", ""))):
+        return ctx.ok(f"packages.{name}", measured)
+    binding = [m for m in entry.get("limit_for", []) if importlib.util.find_spec(m) is not None]
+    if found == entry.get("locked") and origin == "index" and not binding:
+        return ctx.ok(
+            f"packages.{name}",
+            f"{measured}: the version rlinf-bench's lock installs; policies that need {name}<={entry['max']} "
+            f"({', '.join(entry.get('limit_for', [])) or 'none'}) are not installed here",
+        )
+    beside = f" beside {', '.join(binding)}, which needs <={entry['max']}" if binding else ""
+    return ctx.warn(
+        f"packages.{name}",
+        f"{measured}, newer than {entry['max']}{beside}",
+        f"{' '.join(str(entry['why']).split())} Reinstall the version your policy was trained with.",
+    )
 
 
 def _newer(found: str, limit: str) -> bool:

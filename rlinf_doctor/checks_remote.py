@@ -14,6 +14,7 @@ from urllib.parse import quote, urlparse
 
 from rlinf_bench.doctor.context import DoctorContext
 from rlinf_bench.doctor.model import CheckResult
+from rlinf_doctor.mlflow_trial import RUN_NAME, TAG, RefusedError, Trial, write_trial
 
 #: The protocol name our websocket policy server announces in its first message (docs/policies.md).
 POLICY_PROTOCOL = "rlinf-bench-policy"
@@ -192,14 +193,52 @@ def _http_mlflow(ctx: DoctorContext, uri: str) -> list[CheckResult]:
 
 def _http_write(ctx: DoctorContext, uri: str, exp_id: str) -> CheckResult:
     """Create a tagged run in the experiment, then delete it: proves write access without leaving data."""
-    tags = [{"key": "rlinf_bench.doctor", "value": "1"}]
-    body = {"experiment_id": exp_id, "run_name": "rlinf-bench-doctor", "tags": tags}
-    status, answer = _call(uri, "/api/2.0/mlflow/runs/create", ctx.timeout_s, body)
-    if status != 200 or not isinstance(answer, dict):
-        return ctx.problem("mlflow.write", f"creating a run answered {status}: {answer}", _AUTH_FIX)
-    run_id = answer["run"]["info"]["run_id"]
-    _call(uri, "/api/2.0/mlflow/runs/delete", ctx.timeout_s, {"run_id": run_id})
-    return ctx.ok("mlflow.write", f"created and deleted run {run_id} in {ctx.experiment!r}")
+    return _write_result(ctx, write_trial(_RestTrialStore(uri, exp_id, ctx.timeout_s), uri))
+
+
+class _RestTrialStore:
+    """The trial run through MLflow's REST API (no client retries: a doctor answers in seconds)."""
+
+    def __init__(self, uri: str, exp_id: str, timeout: float) -> None:
+        self.uri, self.exp_id, self.timeout = uri, exp_id, timeout
+
+    def create(self, tags: dict[str, str]) -> str:
+        body = {
+            "experiment_id": self.exp_id,
+            "run_name": RUN_NAME,
+            "tags": [{"key": k, "value": v} for k, v in tags.items()],
+        }
+        status, answer = _call(self.uri, "/api/2.0/mlflow/runs/create", self.timeout, body)
+        if status != 200 or not isinstance(answer, dict):
+            raise RefusedError(f"creating a run answered {status}: {answer}")
+        return str(answer["run"]["info"]["run_id"])
+
+    def find(self, nonce: str) -> list[str]:
+        body = {"experiment_ids": [self.exp_id], "filter": f"tags.`{TAG}` = '{nonce}'", "max_results": 10}
+        status, answer = _call(self.uri, "/api/2.0/mlflow/runs/search", self.timeout, body)
+        if status != 200 or not isinstance(answer, dict):
+            raise RuntimeError(f"searching runs answered {status}: {answer}")
+        return [str(r["info"]["run_id"]) for r in answer.get("runs", [])]
+
+    def delete(self, run_id: str) -> None:
+        status, answer = _call(self.uri, "/api/2.0/mlflow/runs/delete", self.timeout, {"run_id": run_id})
+        if status != 200:
+            raise RuntimeError(f"runs/delete answered {status}: {answer}")
+
+
+def _write_result(ctx: DoctorContext, trial: Trial) -> CheckResult:
+    """The mlflow.write check from what the trial did."""
+    if trial.left:
+        return ctx.warn(
+            "mlflow.write",
+            f"created run {', '.join(trial.left)} in {ctx.experiment!r} (write access) but could not delete it: "
+            + "; ".join(trial.left.values()),
+            trial.leftover_fix(),
+        )
+    if trial.error:
+        cleaned = f"; the run it had made ({', '.join(trial.deleted)}) was deleted" if trial.deleted else ""
+        return ctx.problem("mlflow.write", f"creating a run failed: {trial.error}{cleaned}", _AUTH_FIX)
+    return ctx.ok("mlflow.write", f"created and deleted run {', '.join(trial.deleted)} in {ctx.experiment!r}")
 
 
 _AUTH_FIX = "set MLFLOW_TRACKING_TOKEN (or MLFLOW_TRACKING_USERNAME/PASSWORD) for an identity with write access"
@@ -229,6 +268,21 @@ def _local_mlflow(ctx: DoctorContext, uri: str) -> list[CheckResult]:
     found = ctx.ok("mlflow.experiment", f"experiment {ctx.experiment!r} (id {exp.experiment_id})")
     if not ctx.write_test:
         return [*results, found, ctx.skip("mlflow.write", "not needed here (read only)")]
-    run = client.create_run(exp.experiment_id, run_name="rlinf-bench-doctor", tags={"rlinf_bench.doctor": "1"})
-    client.delete_run(run.info.run_id)
-    return [*results, found, ctx.ok("mlflow.write", f"created and deleted run {run.info.run_id}")]
+    return [*results, found, _write_result(ctx, write_trial(_ClientTrialStore(client, exp.experiment_id), uri))]
+
+
+class _ClientTrialStore:
+    """The trial run through MlflowClient, for sqlite and file stores."""
+
+    def __init__(self, client: Any, exp_id: str) -> None:
+        self.client, self.exp_id = client, exp_id
+
+    def create(self, tags: dict[str, str]) -> str:
+        return str(self.client.create_run(self.exp_id, run_name=RUN_NAME, tags=tags).info.run_id)
+
+    def find(self, nonce: str) -> list[str]:
+        runs = self.client.search_runs([self.exp_id], filter_string=f"tags.`{TAG}` = '{nonce}'")
+        return [str(r.info.run_id) for r in runs]
+
+    def delete(self, run_id: str) -> None:
+        self.client.delete_run(run_id)

@@ -7,7 +7,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +63,23 @@ def no_cloud(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
     monkeypatch.setenv("HOME", str(tmp_path))
+
+
+@pytest.fixture(scope="module")
+def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real MLflow tracking server (sqlite store) on a loopback port, for the module's tests; its URI."""
+    store = tmp_path_factory.mktemp("mlflow")
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("mlflow_app_server.py")), str(store)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        uri = proc.stdout.readline().strip()
+        assert uri.startswith("http://127.0.0.1:"), "the MLflow app did not start"
+        yield uri
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -3,8 +3,6 @@ store), a websocket policy server, the fake Kubernetes API (RBAC via SelfSubject
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,25 +29,6 @@ def test_given_an_unreachable_mlflow_port_then_mlflow_reachable_fails_with_the_f
     assert check["name"] == "mlflow.reachable" and check["status"] == "fail"
     assert uri in check["measured"] and "unreachable" in check["measured"] and "refused" in check["measured"]
     assert "MLFLOW_TRACKING_URI" in check["fix"]
-
-
-@pytest.fixture(scope="module")
-def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    store = tmp_path_factory.mktemp("mlflow")
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("mlflow_app_server.py")), str(store)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        uri = proc.stdout.readline().strip()
-        assert uri.startswith("http://127.0.0.1:"), "the MLflow app did not start"
-        yield uri
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_given_a_tracking_server_with_the_experiment_then_reachable_experiment_and_write_pass(

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import tomllib
+from pathlib import Path
+
 import pytest
 
-from rlinf_bench.doctor import CheckStatus, DoctorContext, Target
+from rlinf_bench.doctor import CheckResult, CheckStatus, DoctorContext, Target
 from rlinf_doctor import checks_env
 
 
@@ -50,3 +54,48 @@ def test_given_the_shipped_reference_then_it_names_the_simulator_stack() -> None
     ref = checks_env.reference_versions()
     assert {"rlinf-libero", "robosuite", "mujoco", "numpy"} <= set(ref["packages"])
     assert "transformers" in ref["watch"]
+
+
+def _transformers_check(ctx: DoctorContext | None = None) -> CheckResult:
+    [watched] = [c for c in checks_env.check_packages(ctx or DoctorContext()) if c.name == "packages.transformers"]
+    return watched
+
+
+def test_given_the_transformers_our_lock_installs_then_doctor_does_not_warn_about_it() -> None:
+    installed = importlib.metadata.version("transformers")
+    assert installed == checks_env.reference_versions()["watch"]["transformers"]["locked"]  # .venv is the lock's
+
+    watched = _transformers_check()
+
+    assert watched.status is CheckStatus.PASS, watched.measured
+    assert f"transformers {installed} from index: the version rlinf-bench's lock installs" in watched.measured
+
+
+def test_given_the_reference_then_its_locked_transformers_is_the_one_in_uv_lock() -> None:
+    lock = tomllib.loads((Path(__file__).resolve().parents[3] / "uv.lock").read_text())
+    [pinned] = [p["version"] for p in lock["package"] if p["name"] == "transformers"]
+    assert checks_env.reference_versions()["watch"]["transformers"]["locked"] == pinned
+
+
+def test_given_a_transformers_other_than_the_locked_one_above_the_limit_then_doctor_still_warns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = checks_env._version
+    monkeypatch.setattr(checks_env, "_version", lambda name: "5.99.0" if name == "transformers" else real(name))
+
+    watched = _transformers_check()
+
+    assert watched.status is CheckStatus.WARN
+    assert "transformers 5.99.0 from index, newer than 4.57.6" in watched.measured and "openvla-oft" in watched.fix
+
+
+def test_given_the_locked_transformers_beside_a_policy_that_needs_the_limit_then_doctor_warns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ref = checks_env.reference_versions()
+    ref["watch"]["transformers"]["limit_for"] = ["json"]  # stands in for prismatic: a module that imports here
+    monkeypatch.setattr(checks_env, "reference_versions", lambda: ref)
+
+    watched = _transformers_check()
+
+    assert watched.status is CheckStatus.WARN and "beside json, which needs <=4.57.6" in watched.measured
