@@ -6,7 +6,7 @@
 # Usage, from the repository root: bash bench/peer_lease.sh TAG TRIALS [ours-first|peer-first|smoke]
 set -u
 tag=$1 trials=$2 order=${3:-ours-first}
-source bench/gpu_setup.sh
+source bench/gpu_setup.sh "${BUNDLE:-.gpu_bundle}"  # a sourced script sees our arguments unless given its own
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/peer .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/peer${PYTHONPATH:+:$PYTHONPATH}
 date -u +"lease clock %F %T UTC"
