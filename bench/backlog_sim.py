@@ -286,30 +286,46 @@ POLICIES: tuple[tuple[str, int], ...] = (("all", 0), ("all", 1), ("latest", 1), 
 SHARDS: tuple[int, ...] = (1, 2, 5)
 
 
+def run_setting(base: Scenario, policy: PolicyConfig, kueue: bool, replications: int) -> dict[str, Any]:
+    """One policy and shard count under one admission, over ``replications`` seeds, pooled."""
+    cluster = replace(base.cluster, kueue=kueue)
+    runs = [simulate(replace(base, cluster=cluster, policy=policy, seed=base.seed + r)) for r in range(replications)]
+    pooled = merge(runs)
+    return {
+        "admission": "kueue" if kueue else "fifo (no Kueue)",
+        "when_free": policy.when_free,
+        "max_running": policy.max_running,
+        "shards": policy.shards,
+        "label": policy.label,
+        "summary": summarize(pooled, replications=replications),
+        "to_verdict_quantiles_h": to_verdict_quantiles_h(pooled, step=2),
+    }
+
+
 def run_grid(base: Scenario, replications: int) -> list[dict[str, Any]]:
-    """Every policy x shard count, under Kueue and without it, each over ``replications`` seeds."""
-    rows: list[dict[str, Any]] = []
-    for kueue in (True, False):
-        for when_free, max_running in POLICIES:
-            for shards in SHARDS:
-                policy = PolicyConfig(when_free=when_free, max_running=max_running, shards=shards)
-                cluster = replace(base.cluster, kueue=kueue)
-                runs = [
-                    simulate(replace(base, cluster=cluster, policy=policy, seed=base.seed + r))
-                    for r in range(replications)
-                ]
-                pooled = merge(runs)
-                rows.append(
-                    {
-                        "admission": "kueue" if kueue else "fifo (no Kueue)",
-                        "when_free": when_free,
-                        "max_running": max_running,
-                        "shards": shards,
-                        "label": policy.label,
-                        "summary": summarize(pooled, replications=replications),
-                        "to_verdict_quantiles_h": to_verdict_quantiles_h(pooled, step=2),
-                    }
-                )
+    """Every policy x shard count, under Kueue and without it."""
+    return [
+        run_setting(
+            base, PolicyConfig(when_free=when_free, max_running=max_running, shards=shards), kueue, replications
+        )
+        for kueue in (True, False)
+        for when_free, max_running in POLICIES
+        for shards in SHARDS
+    ]
+
+
+#: checkpoint intervals for the sensitivity rows: when does evaluating every checkpoint keep up?
+SENSITIVITY_EVERY_STEPS: tuple[int, ...] = (25, 50, 100)
+
+
+def sensitivity(base: Scenario, replications: int) -> list[dict[str, Any]]:
+    """No limit and ``latest, max 1`` under Kueue, one shard, as checkpoints come less often."""
+    rows = []
+    for every in SENSITIVITY_EVERY_STEPS:
+        scenario = replace(base, training=replace(base.training, every_steps=every))
+        for when_free, max_running in (("all", 0), ("latest", 1)):
+            row = run_setting(scenario, PolicyConfig(when_free=when_free, max_running=max_running), True, replications)
+            rows.append({"every_steps": every, **{k: v for k, v in row.items() if k != "to_verdict_quantiles_h"}})
     return rows
 
 
@@ -361,6 +377,7 @@ def document(base: Scenario, replications: int, rows: list[dict[str, Any]], argv
             "checkpoint_gpu_s_by_shards": {str(k): replace(cost, shards=k).gpu_seconds() for k in SHARDS},
         },
         "idle_cluster": idle_cluster(base),
+        "sensitivity_every_steps": sensitivity(base, replications),
         "rows": rows,
     }
 

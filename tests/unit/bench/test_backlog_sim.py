@@ -171,7 +171,7 @@ def test_policy_names_are_the_intakes() -> None:
 def test_cli_writes_the_results_and_plots(tmp_path: Path) -> None:
     out, plots = tmp_path / "sim.json", tmp_path / "plots"
     args = ["--out", str(out), "--plots", str(plots), "--replications", "1", "--runs", "2", "--gpus", "4"]
-    assert main([*args, "--hours", "3", "--run-steps", "50"]) == 0
+    assert main([*args, "--hours", "3", "--run-steps", "100"]) == 0
     doc = json.loads(out.read_text())
     assert doc["measured"]["protocol_gpu_s_without_job_overhead"] == 5124.0
     assert {r["admission"] for r in doc["rows"]} == {"kueue", "fifo (no Kueue)"}
