@@ -345,7 +345,13 @@ def idle_cluster(base: Scenario) -> list[dict[str, Any]]:
 def _git_hash() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True, cwd=ROOT, check=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
