@@ -129,7 +129,7 @@ class TrainingConfig:
     runs: int = 10
     every_steps: int = 25
     step_s: float = 120.0
-    run_steps: int = 400
+    run_steps: int = 300  # 10 h at 120 s/step: the CLI default
     gpus_per_run: int = 1
     stagger_s: float = 3600.0
     gap_mean_s: float = 1800.0
