@@ -175,6 +175,9 @@ def write_plots(doc: dict[str, Any], folder: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    results, out = (Path(a) for a in sys.argv[1:3])
+    # `make bench` runs every bench/*.py without arguments: redraw the committed plots from the committed JSON
+    ROOT = Path(__file__).resolve().parents[1]
+    results = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "bench/results/backlog_sim.json"
+    out = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "docs/scale"
     for written_path in write_plots(json.loads(results.read_text()), out):
         print(f"wrote {written_path}")
