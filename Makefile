@@ -35,7 +35,7 @@ deploy/tools/node_modules/.package-lock.json: deploy/tools/package-lock.json
 	@command -v npm >/dev/null || { echo "need node and npm on PATH (apt-get install nodejs npm)"; exit 1; }; \
 	  npm ci --prefix deploy/tools --no-audit --no-fund --silent
 DEMO_OUT ?= demo-out
-demo: setup-main setup-sam ; $(VENV)/bin/rlinf-bench demo --out $(DEMO_OUT) ## the demo checkpoints through the flow in moto
+demo: setup-main setup-sam ; $(VENV)/bin/rlinf-bench demo --out $(DEMO_OUT) $(DEMO_ARGS) ## the demo checkpoints through the flow in moto (DEMO_ARGS=--paper: the verdict against the paper)
 doctor: setup-main ; $(VENV)/bin/rlinf-bench doctor $(DOCTOR_ARGS) ## check this machine, print each fix (DOCTOR_ARGS=...)
 lint: setup-main ; $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/lint-imports --no-cache ## ruff, imports
 typecheck: setup-main ; $(VENV)/bin/mypy ## mypy

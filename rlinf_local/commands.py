@@ -108,7 +108,7 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
         "--paper",
         action="store_true",
         help="every task at the RLinf protocol's own 512 steps (1 run, 2 states): the verdict against the "
-        "paper's number is decided, not not_comparable (about 15 min on 2 cores)",
+        "paper's number is decided, not not_comparable (about 22 min on 2 cores)",
     )
     add_budget_arguments(
         p,

@@ -63,7 +63,7 @@ WHAT_IT_IS = (
 PAPER_HINT = (
     "The verdict against the paper's number is not decided here: the short budget runs 4 of the 10 tasks to 130 steps. "
     "`rlinf-bench demo --paper` runs every task at the RLinf protocol's 512 steps, which decides it "
-    "(about 15 min on 2 cores)."
+    "(about 22 min on 2 cores)."
 )
 
 

@@ -48,7 +48,9 @@ def verdict_line(v: Verdict) -> str:
             if v.kind != "baseline" and v.environment_changes and v.value == VerdictValue.BELOW
             else ""
         )
-        return f"{head}: {diff}p = {pvalue(v.p_value)}, sees drops ≥ {mde_text(v)}{changed}"
+        # the p of the test that decided: "above" is the one-sided test for a gain, the others the one for a drop
+        p = v.p_value_above if v.value == VerdictValue.ABOVE and v.p_value_above is not None else v.p_value
+        return f"{head}: {diff}p = {pvalue(p)}, sees drops ≥ {mde_text(v)}{changed}"
     reason = v.reason
     if v.value == VerdictValue.INCONCLUSIVE:
         reason = reason.split("; ", 1)[1] if "; " in reason else ""  # the phrase is in the word already
