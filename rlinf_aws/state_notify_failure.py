@@ -60,7 +60,9 @@ def _job_status(
     except Exception as exc:  # the explanation is best effort: the run is failed either way
         log.warning("could not ask Kubernetes about Job %s/%s: %s", namespace, name, exc)
         return None, f"the Job's status could not be read ({type(exc).__name__}: {exc})"
-    reason = status.reason or (None if status.state.terminal else f"still {status.state.value}")
+    # A Job that reported its own failure may not have exited yet: "still running" would then head the line
+    # instead of its error. Only a stopped Job (silent, or queued too long) is named by the state it was in.
+    reason = status.reason or (None if status.state.terminal or not stop else f"still {status.state.value}")
     return reason, status.describe()
 
 

@@ -10,7 +10,10 @@ its finished runs (DIR/results).
 
 from __future__ import annotations
 
+import os
+import re
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
@@ -21,7 +24,25 @@ from rlinf_local.embedded import Embedded
 from rlinf_local.pipeline_command import PipelineOutcome, StateFile, follow, write_report
 from rlinf_local.runs import config_text_for, print_adaptations, print_outcome
 
-__all__ = ["Mirror", "watch"]
+__all__ = ["Mirror", "in_arrival_order", "watch"]
+
+
+def in_arrival_order(paths: Iterable[Path]) -> list[tuple[Path, os.stat_result]]:
+    """Files oldest first, as FSx's export would deliver them, with each one's stat.
+
+    Path order would start a burst at ``global_step_100`` before ``global_step_25``, and the backlog's "first"
+    is the first to arrive. Ties (a coarse clock) fall back to the path, numbers compared as numbers."""
+    found: list[tuple[Path, os.stat_result]] = []
+    for path in paths:
+        try:
+            found.append((path, path.stat()))
+        except FileNotFoundError:  # renamed away between listing and stat (a writer's temp file)
+            continue
+    return sorted(found, key=lambda f: (f[1].st_mtime_ns, _natural(f[0])))
+
+
+def _natural(path: Path) -> list[tuple[int, str]]:
+    return [(int(c), "") if c.isdigit() else (-1, c) for c in re.split(r"(\d+)", path.as_posix())]
 
 
 class Mirror:
@@ -46,13 +67,9 @@ class Mirror:
         """Upload what changed since the last scan; returns how many files went up."""
         s3 = self.emb.aws.client("s3")
         sent = 0
-        for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
+        for path, st in in_arrival_order(p for p in self.root.rglob("*") if p.is_file()):
             uri = self.checkpoint_uri(path)
             if uri is None or is_temp_name(path.name) or self.state.finished(uri):
-                continue
-            try:
-                st = path.stat()
-            except FileNotFoundError:  # renamed away between listing and stat (a writer's temp file)
                 continue
             sig = (st.st_size, st.st_mtime_ns)
             if self.seen.get(path) == sig:
