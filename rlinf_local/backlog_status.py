@@ -15,7 +15,7 @@ from rlinf_bench.reporting.text_safety import plain
 
 BACKLOG_FILE = "backlog.json"
 
-__all__ = ["BACKLOG_FILE", "format_backlog", "read_backlog", "save_backlog", "table_backlog"]
+__all__ = ["BACKLOG_FILE", "format_backlog", "mark_evaluated", "read_backlog", "save_backlog", "table_backlog"]
 
 
 def table_backlog(dynamodb: Any, table: str) -> list[BacklogRow]:
@@ -38,11 +38,28 @@ def read_backlog(out: Path) -> list[BacklogRow]:
     return [BacklogRow.model_validate(r) for r in json.loads(path.read_text())]
 
 
+def mark_evaluated(rows: list[BacklogRow], evaluated: set[str]) -> list[BacklogRow]:
+    """``rows`` with each held or superseded checkpoint that has a report since marked ``backfilled``.
+
+    In the embedded default a superseded checkpoint is evaluated later with ``pipeline ... --out DIR``, a
+    command outside the backlog's table, so the report it leaves in DIR is what says it was evaluated."""
+    return [
+        r.model_copy(update={"state": "backfilled", "reason": f"evaluated later (was {r.state}: {r.reason})"})
+        if r.state in ("held", "superseded") and r.uri.rstrip("/") in evaluated
+        else r
+        for r in rows
+    ]
+
+
 def format_backlog(rows: list[BacklogRow]) -> str:
     """Lines for ``status``: each held / superseded / backfilled checkpoint with its reason ('' if none)."""
     shown = [r for r in rows if r.state in NOT_EVALUATED]
     if not shown:
         return ""
-    lines = ["held / superseded checkpoints (rlinf-bench backfill ROOT --superseded evaluates them):"]
+    # backfill --superseded reads a deployed stack's table; here one checkpoint is evaluated into the same DIR
+    lines = [
+        "held / superseded checkpoints "
+        "(rlinf-bench pipeline ROOT/<experiment>/checkpoints/global_step_<N> --out DIR evaluates one):"
+    ]
     lines += [f"  {r.experiment} step {r.global_step:>7}  {r.state:<10}  {r.reason}" for r in shown]
     return "\n".join(plain(line) for line in lines)

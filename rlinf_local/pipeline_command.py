@@ -184,18 +184,23 @@ def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None) -> Path
         mlflow_evidence=_mlflow_evidence(tracking_uri),
         read_video=local_video if s3_client is None else Storage(s3_client).read_bytes,
     )
-    _add_backlog_section(Path(files.html), out)
+    _add_backlog_section(Path(files.html), out, {r.checkpoint_uri.rstrip("/") for r in reports})
     return Path(files.html)
 
 
-def _add_backlog_section(html: Path, out: Path) -> None:
-    """The report's "held / superseded checkpoints" section, from DIR/backlog.json (nothing when none)."""
+def _add_backlog_section(html: Path, out: Path, reported: set[str]) -> None:
+    """The report's "held / superseded checkpoints" section, from DIR/backlog.json (nothing when none); a
+    checkpoint reported since is recorded there as backfilled."""
     from rlinf_bench.reporting.backlog_section import with_backlog_section
-    from rlinf_local.backlog_status import read_backlog
+    from rlinf_local.backlog_status import mark_evaluated, read_backlog, save_backlog
 
     rows = read_backlog(out)
-    if rows:
-        html.write_text(with_backlog_section(html.read_text(), rows))
+    if not rows:
+        return
+    marked = mark_evaluated(rows, reported)
+    if marked != rows:
+        save_backlog(out, marked)
+    html.write_text(with_backlog_section(html.read_text(), marked))
 
 
 def _mlflow_evidence(tracking_uri: str) -> str | None:

@@ -27,8 +27,10 @@ def backlog_section_html(rows: list[BacklogRow]) -> str:
         return ""
     lines = [
         '<section id="backlog"><h2>Held / superseded checkpoints</h2>',
-        "<p>Not evaluated by the intake's backlog policy; <code>rlinf-bench backfill ROOT --superseded</code> "
-        "evaluates them on request.</p>",
+        "<p>Not evaluated by the intake's backlog policy. On a deployed stack "
+        "<code>rlinf-bench backfill ROOT --superseded --backlog-table TABLE</code> evaluates them on request; "
+        "in the embedded default <code>rlinf-bench pipeline CHECKPOINT --out DIR</code> evaluates one, "
+        "which is then listed as backfilled.</p>",
         "<table><tr><th>experiment</th><th>step</th><th>state</th><th>reason</th></tr>",
     ]
     for r in sorted(shown, key=lambda r: (r.experiment, r.global_step)):
