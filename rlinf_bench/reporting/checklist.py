@@ -44,9 +44,10 @@ def _probe_item(item: str, probes: dict[str, ProbeResult], name: str, metrics: s
         value = human(c.value, c.unit)
         target = f" (target {c.op} {human(c.target, c.unit)})" if c.target is not None else ""
         parts.append(f"{c.metric}={value}{target}: {c.verdict}")
-    reason = f"; {p.reason}" if p.reason else ""
+    if p.reason:
+        parts.append(p.reason)
     status: Status = "fail" if any(c.verdict == "fail" for c in judged) else "pass" if judged else "not run"
-    return ChecklistItem(item, status, "; ".join(parts) + reason)
+    return ChecklistItem(item, status, "; ".join(parts))
 
 
 def validation_checklist(

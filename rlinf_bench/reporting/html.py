@@ -14,6 +14,7 @@ from rlinf_bench.baselines import get_table
 from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.reporting.checklist import ChecklistItem
 from rlinf_bench.reporting.infra_rows import infra_checks
+from rlinf_bench.reporting.infra_strip import infra_strip
 from rlinf_bench.reporting.templating import render
 
 __all__ = ["render_html"]
@@ -51,6 +52,7 @@ def render_html(
         generated_at=generated_at,
         checkpoint_links=dict(checkpoint_links or {}),
         infra=infra_checks(list(probes.values())) if probes else [],
+        infra_strip=infra_strip(infra_checks(list(probes.values()))) if probes else [],
         checklist=checklist,
         hardware=get_table("hardware/eks-vs-paper"),
     )

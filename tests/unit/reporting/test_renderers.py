@@ -148,3 +148,14 @@ def test_given_probe_values_beyond_its_target_then_each_is_judged_against_the_re
     items = {i.item: i for i in validation_checklist([report])}
     # The checklist item is about utilization only; memory shows in the infrastructure table.
     assert items["GPU utilization > 70% during policy updates"].status == "pass"
+
+
+def test_given_a_gpu_probe_that_could_not_run_then_the_checklist_gives_its_reason_alone() -> None:
+    report = report_at(100, 0.9)
+    report.probes = [
+        ProbeResult(probe="gpu", values={}, verdict=ProbeVerdict.NOT_AVAILABLE, reason="no NVIDIA GPU or driver here")
+    ]
+    items = {i.item: i for i in validation_checklist([report])}
+
+    gpu = next(i for name, i in items.items() if name.startswith("GPU utilization"))
+    assert gpu.status == "not run" and gpu.evidence == "no NVIDIA GPU or driver here"
