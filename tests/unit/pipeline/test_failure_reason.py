@@ -6,9 +6,10 @@ from pathlib import Path
 
 from rlinf_aws.eval_results import failure_line
 from rlinf_aws.state_notify_failure import explain_run_failure
-from rlinf_bench.contracts.workflow import RunFailureInput, StateError, WorkItem
+from rlinf_bench.contracts.workflow import RunFailureInput, StateError
 from rlinf_k8s.submitter import JobState, JobStatus
 from tests.unit.pipeline.test_aggregate import request
+from tests.unit.pipeline.test_queued_too_long import eval_item
 
 
 class _StillExiting:
@@ -22,14 +23,7 @@ class _StillExiting:
 
 
 def _explain(tmp_path: Path, error: StateError) -> str:
-    item = WorkItem(
-        kind="eval",
-        job_name="eval-x-r0",
-        namespace="ns",
-        result_uri=str(tmp_path / "r.json"),
-        heartbeat_s=60,
-        timeout_s=60,
-    )
+    item = eval_item(tmp_path)
     outcome = explain_run_failure(
         RunFailureInput(request=request(tmp_path), item=item, error=error),
         submitter_factory=lambda: _StillExiting(),  # type: ignore[arg-type,return-value]

@@ -11,6 +11,18 @@ from rlinf_k8s.submitter import JobState, JobStatus
 from tests.unit.pipeline.test_aggregate import request
 
 
+def eval_item(tmp_path: Path) -> WorkItem:
+    """The eval run's work item whose Task failed (its Job ``eval-x-r0``)."""
+    return WorkItem(
+        kind="eval",
+        job_name="eval-x-r0",
+        namespace="rlinf-eval",
+        result_uri=str(tmp_path / "r.json"),
+        heartbeat_s=60,
+        timeout_s=60,
+    )
+
+
 class _Cluster:
     def __init__(self) -> None:
         self.cancelled: list[str] = []
@@ -27,14 +39,7 @@ def test_given_a_run_queued_past_its_limit_then_the_outcome_names_the_queue_and_
     tmp_path: Path,
 ) -> None:
     cluster = _Cluster()
-    item = WorkItem(
-        kind="eval",
-        job_name="eval-x-r0",
-        namespace="rlinf-eval",
-        result_uri=str(tmp_path / "r.json"),
-        heartbeat_s=60,
-        timeout_s=60,
-    )
+    item = eval_item(tmp_path)
     cause = "queued for 121 min behind rlinf-eval: never admitted within the queueing limit of 120 min"
     outcome = explain_run_failure(
         RunFailureInput(request=request(tmp_path), item=item, error=StateError(Error=QUEUE_ERROR, Cause=cause)),
