@@ -22,6 +22,7 @@ from typing import Any
 from rlinf_bench.errors import ConfigError
 from rlinf_local.aws import LocalAws, local_aws
 from rlinf_local.inputs import LocalCheckpoint
+from rlinf_local.lambda_log import LambdaLogLine
 from rlinf_local.lambdas import load_app
 from rlinf_local.local_executor import LocalExecutor
 from rlinf_local.outbox import EmailOutbox, SlackOutbox
@@ -46,10 +47,12 @@ Echo = Callable[[str], None]
 
 def _logs_to_stderr(module: ModuleType) -> None:
     """A Lambda module's Powertools logger writes JSON lines to stdout (CloudWatch reads them there); on a
-    terminal they are library logs, so they go to stderr beside the other logs and leave stdout to results."""
+    terminal they are library logs, so they go to stderr beside the other logs and leave stdout to results,
+    as one readable line each (:class:`LambdaLogLine`)."""
     handler = getattr(getattr(module, "logger", None), "registered_handler", None)
     if isinstance(handler, logging.StreamHandler):
         handler.setStream(sys.stderr)
+        handler.setFormatter(LambdaLogLine())
 
 
 class Embedded:
