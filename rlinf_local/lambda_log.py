@@ -34,5 +34,5 @@ class LambdaLogLine(LambdaPowertoolsFormatter):
         function = Path(record.pathname).parent.name
         line = f"{record.levelname.lower()} {function}: {record.getMessage()}{fields}"
         if record.exc_info:
-            line += "\\n" + self.formatException(record.exc_info)
+            line += "\n" + self.formatException(record.exc_info)
         return line

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -28,16 +29,18 @@ __all__ = ["Mirror", "in_arrival_order", "watch"]
 
 
 def in_arrival_order(paths: Iterable[Path]) -> list[tuple[Path, os.stat_result]]:
-    """Files oldest first, as FSx's export would deliver them, with each one's stat.
+    """The regular files among ``paths``, oldest first, as FSx's export would deliver them, with each one's stat.
 
     Path order would start a burst at ``global_step_100`` before ``global_step_25``, and the backlog's "first"
     is the first to arrive. Ties (a coarse clock) fall back to the path, numbers compared as numbers."""
     found: list[tuple[Path, os.stat_result]] = []
     for path in paths:
         try:
-            found.append((path, path.stat()))
+            st = path.stat()
         except FileNotFoundError:  # renamed away between listing and stat (a writer's temp file)
             continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((path, st))
     return sorted(found, key=lambda f: (f[1].st_mtime_ns, _natural(f[0])))
 
 
@@ -67,7 +70,7 @@ class Mirror:
         """Upload what changed since the last scan; returns how many files went up."""
         s3 = self.emb.aws.client("s3")
         sent = 0
-        for path, st in in_arrival_order(p for p in self.root.rglob("*") if p.is_file()):
+        for path, st in in_arrival_order(self.root.rglob("*")):
             uri = self.checkpoint_uri(path)
             if uri is None or is_temp_name(path.name) or self.state.finished(uri):
                 continue

@@ -40,6 +40,7 @@ def render_html(
     """
     ordered = sorted(reports, key=_step)
     probes = {p.probe: p for r in ordered for p in r.probes}
+    infra = infra_checks(list(probes.values())) if probes else []
     return render(
         "index.html.j2",
         title=title,
@@ -51,8 +52,8 @@ def render_html(
         plot_b64=base64.b64encode(plot_png).decode("ascii"),
         generated_at=generated_at,
         checkpoint_links=dict(checkpoint_links or {}),
-        infra=infra_checks(list(probes.values())) if probes else [],
-        infra_strip=infra_strip(infra_checks(list(probes.values()))) if probes else [],
+        infra=infra,
+        infra_strip=infra_strip(infra),
         checklist=checklist,
         hardware=get_table("hardware/eks-vs-paper"),
     )

@@ -34,3 +34,9 @@ def test_a_file_renamed_away_while_listing_is_skipped(tmp_path: Path) -> None:
     kept = _write(tmp_path / "a.pt", 10**9)
 
     assert [p for p, _ in in_arrival_order([tmp_path / "gone.tmp", kept])] == [kept]
+
+
+def test_folders_among_the_paths_are_left_out(tmp_path: Path) -> None:
+    kept = _write(tmp_path / "exp/checkpoints/global_step_25/actor/w.pt", 10**9)
+
+    assert [p for p, _ in in_arrival_order(tmp_path.rglob("*"))] == [kept]
