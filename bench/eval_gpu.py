@@ -119,6 +119,7 @@ def _raw_process(
     episodes: bool,
     max_steps: int,
     task: int = TASK,
+    physics_once: bool = True,
 ) -> None:
     from eval_runner.vector import limit_threads
 
@@ -135,6 +136,7 @@ def _raw_process(
     torch.set_num_threads(threads)
     spec = ObservationSpec(cameras=CAMERAS, resolution=resolution, proprio=())
     env = LiberoEnv(get_suite(SUITE).task(task), spec, horizon=100_000)
+    env.physics_once = physics_once
     state = index % 50
     seed = 0  # the run seed: the runner seeds every episode's env with it (eval_runner.scheduler.plan_episodes)
 
@@ -170,6 +172,7 @@ def raw_aggregate(
     episodes: bool = False,
     max_steps: int = MAX_STEPS,
     tasks: tuple[int, ...] = (TASK,),
+    physics_once: bool = True,
 ) -> dict[str, Any]:
     """N processes stepping LIBERO with no harness; aggregate steps/s over a common window.
 
@@ -177,6 +180,8 @@ def raw_aggregate(
 
     ``episodes``: each process runs whole episodes as the reference loop does (hard reset to the next
     initial state, settle, ``max_steps`` steps), so resets are in the figure; otherwise it only steps.
+    ``physics_once``: each sub-step's forward pass computed once, as the harness does (False: robosuite's
+    own loop, three passes per sub-step; the same numbers either way, ``eval_runner.physics``).
 
     Never hangs: a process that dies (or a barrier that never fills) ends the measurement with an error.
     """
@@ -198,6 +203,7 @@ def raw_aggregate(
                 episodes,
                 max_steps,
                 tasks[i % len(tasks)],
+                physics_once,
             ),
             daemon=True,
         )
@@ -227,6 +233,7 @@ def raw_aggregate(
         "processes": n,
         "tasks": list(tasks),
         "mode": "episodes (reset + settle + steps)" if episodes else "stepping only",
+        "physics": "each sub-step's forward pass once" if physics_once else "robosuite's loop (three passes)",
         "threads_per_process": threads,
         "seconds": seconds,
         "steps_per_s": round(sum(per), 1),
@@ -614,6 +621,12 @@ def main() -> int:
     parser.add_argument("--lockstep", default="", help="N values to also run with --batch-window-ms inf")
     parser.add_argument("--raw-seconds", type=float, default=20.0)
     parser.add_argument(
+        "--raw-physics",
+        default="once",
+        choices=["once", "stock", "once,stock", "stock,once"],
+        help="raw part: each sub-step's forward pass once (the harness's way), robosuite's stock loop, or both",
+    )
+    parser.add_argument(
         "--raw-episode-seconds", type=float, default=30.0, help="raw_episodes: window, long enough for a few resets"
     )
     parser.add_argument("--episodes-per-worker", type=int, default=2)
@@ -675,11 +688,14 @@ def main() -> int:
         print(f"render check: {check}", flush=True)
     for n in ns if parts & {"raw", "raw_episodes", "harness"} else []:
         key = str(n)
-        if "raw" in parts:
-            raw = raw_aggregate(n, args.raw_seconds, max(1, cores // n), args.resolution, cache)
-            report.put("raw", key, raw)
-            report.put("raw_steps_per_s", key, raw.get("steps_per_s"))
-            print(f"raw N={n}: {raw.get('steps_per_s')} steps/s {raw.get('error', '')}", flush=True)
+        for physics in args.raw_physics.split(",") if "raw" in parts else []:
+            name = "raw" if physics == "once" else f"raw_{physics}_physics"
+            raw = raw_aggregate(
+                n, args.raw_seconds, max(1, cores // n), args.resolution, cache, physics_once=physics == "once"
+            )
+            report.put(name, key, raw)
+            report.put(f"{name}_steps_per_s", key, raw.get("steps_per_s"))
+            print(f"{name} N={n}: {raw.get('steps_per_s')} steps/s {raw.get('error', '')}", flush=True)
         if "raw_episodes" in parts:
             threads = max(1, cores // n)
             raw = raw_aggregate(

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from eval_runner.physics import SplitCounters, computed_once
 from eval_runner.policies.base import ACTION_DIM, SETTLE_ACTION, ObservationSpec
 from eval_runner.scheduler import RngStart, RngState, seeded_state
 from rlinf_bench.errors import ConfigError, PolicyError, SimulatorError
@@ -72,6 +73,10 @@ class LiberoEnv:
         #: hand the OpenGL context to the next hard reset's sim when the scene's assets are unchanged
         self.reuse_render_context = True
         self.render_contexts_reused = 0
+        #: each MuJoCo sub-step's forward pass computed once instead of robosuite's three (same numbers,
+        #: eval_runner.physics); False: robosuite's own loop (benchmarks of the stock reference loop)
+        self.physics_once = True
+        self.physics_counters = SplitCounters()
 
     @property
     def sim(self) -> Any:
@@ -124,7 +129,7 @@ class LiberoEnv:
         settle = np.asarray(SETTLE_ACTION, dtype=np.float64)
         settle[-1] = settle_gripper
         for i in range(settle_steps):
-            with self._images_skipped(i < settle_steps - 1):
+            with self._images_skipped(i < settle_steps - 1), self._physics_computed_once():
                 raw, _, _, _ = self._env.step(settle)
         self._last_raw = raw
         return self.observation(raw)
@@ -170,6 +175,11 @@ class LiberoEnv:
             return _renders_skipped(self._env.sim)
         return contextlib.nullcontext()
 
+    def _physics_computed_once(self) -> contextlib.AbstractContextManager[SplitCounters | None]:
+        if self.physics_once:
+            return computed_once(self._env.sim, self.physics_counters)
+        return contextlib.nullcontext()
+
     def refresh_observation(self) -> dict[str, Any]:
         """Recompute the observation after the scene was changed directly (scene hooks)."""
         self._env.sim.forward()
@@ -190,7 +200,7 @@ class LiberoEnv:
                 f"policy returned action {act.tolist()!r} for task {self.task.name}: need {ACTION_DIM} finite values "
                 "(OSC_POSE delta xyz, delta rpy, gripper)"
             )
-        with self._images_skipped(not render):
+        with self._images_skipped(not render), self._physics_computed_once():
             raw, _, done, _ = self._env.step(act)
         self._last_raw = raw
         return self.observation(raw), bool(done)
