@@ -64,6 +64,9 @@ class LiberoEnv:
             ignore_done=True,
         )
         self.init_states = torch.load(task.init_states_file, weights_only=False)
+        # The samplers of articulated objects' initial states (drawers open or closed, stoves on or off) that
+        # one scene load adds to LIBERO's list (empty for most tasks): see _reset_as_reference.
+        self._property_samplers = list(getattr(self._env.env, "object_property_initializers", []))
         self.setup_s = time.perf_counter() - t0
         self._last_raw: dict[str, Any] = {}
         self.rng_after_reset: RngState | None = None
@@ -115,13 +118,13 @@ class LiberoEnv:
             raise SimulatorError(f"RNG base reset {start.base_index} is after initial state {init_state} (runner bug)")
         state = start.state
         # Resets the reference loop ran before this one (known states make these rare; see scheduler.py).
-        for _ in range(init_state - start.base_index):
+        for reset_index in range(start.base_index, init_state):
             np.random.set_state(state)
-            self._reset_without_images()
+            self._reset_as_reference(reset_index)
             state = np.random.get_state(legacy=True)  # type: ignore[assignment]
             self.extra_resets += 1
         np.random.set_state(state)
-        self._reset_without_images()
+        self._reset_as_reference(init_state)
         self.rng_after_reset = np.random.get_state(legacy=True)  # type: ignore[assignment]
         # Only the observation the policy gets is rendered: the last settle step's (a reset rebuilds the sim).
         with self._images_skipped(settle_steps > 0):
@@ -133,6 +136,31 @@ class LiberoEnv:
                 raw, _, _, _ = self._env.step(settle)
         self._last_raw = raw
         return self.observation(raw)
+
+    def _reset_as_reference(self, reset_index: int) -> None:
+        """The reference loop's reset number ``reset_index`` (0: the first after its env was built).
+
+        LIBERO appends a task's open/close and on/off samplers to a list at every hard reset and never
+        clears it, and every reset draws one value from each sampler in the list before it places the
+        fixtures. In the reference loop (one env reset for episode after episode) reset *k* therefore makes
+        k + 2 groups of draws, and the fixtures it places depend on *k* as well as on the RNG state; a
+        worker's env has its own count of earlier resets. Before each reset the list is set to the k + 1
+        groups the reference env holds then (a sampler holds only its object's name and joint range, so any
+        copy draws alike), and the reset adds the last. Measured on libero_spatial task 4 before this: the
+        cabinet 0.3-1.4 cm away between starts of one initial state on one env.
+        """
+        env = self._env.env
+        group = self._property_samplers
+        if group:
+            env.object_property_initializers = group * (reset_index + 1)
+        self._reset_without_images()
+        held = len(getattr(env, "object_property_initializers", []))
+        if group and held != len(group) * (reset_index + 2):
+            raise SimulatorError(
+                f"LIBERO's reset of task {self.task.name} left {held} articulation samplers where the reference "
+                f"loop's reset {reset_index} leaves {len(group) * (reset_index + 2)}: this LIBERO version places "
+                "scenes differently from the one the harness was checked against (tests/sim/test_reference_fidelity.py)"
+            )
 
     def _reset_without_images(self) -> None:
         """LIBERO's hard reset (a new scene from the RNG), without rendering and keeping the render context.

@@ -8,7 +8,8 @@ Reference RNG replay (``RNG_SCHEME``): OpenVLA-OFT's script builds one env per t
 ``env.seed(s)`` once and resets it for episode after episode. LIBERO's ``reset()`` draws fixture
 placements from numpy's global RNG, so its episode *i* starts from the RNG state that the *i* resets
 before it left behind. We replay exactly that: episode *i* of a run with seed *s* restores the state
-numpy has before the *i*-th reset after ``np.random.seed(s)``. State 0 is known from the seed alone;
+numpy has before the *i*-th reset after ``np.random.seed(s)``, and its env holds the articulation samplers
+that the reference env holds at its *i*-th reset (v2; :meth:`LiberoEnv._reset_as_reference`). State 0 is known from the seed alone;
 state *i+1* is what the reset of episode *i* leaves, which its worker reports back
 (:meth:`Scheduler.record_reset`). An episode whose state is not known yet is started from the nearest
 earlier known state, and the worker performs the missing resets first (:class:`RngStart`). Either way
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 
 #: Recorded in every RunResult: how episodes were seeded (see the module docstring and docs/evaluation.md).
-RNG_SCHEME = "reference-replay-v1"
+RNG_SCHEME = "reference-replay-v2"
 
 #: numpy's legacy global RNG state, as ``np.random.get_state()`` returns it.
 RngState = tuple[Any, ...]

@@ -41,6 +41,7 @@ ACTIONS = np.array(
 )
 
 Observation = dict[str, np.ndarray]
+DRAWER_TASK = "libero_spatial/4"
 
 
 def _oft_reference(task: TaskInfo) -> list[list[Observation]]:
@@ -77,7 +78,10 @@ def _oft_reference(task: TaskInfo) -> list[list[Observation]]:
 @pytest.fixture(scope="module")
 def references(libero_cache: Path) -> dict[str, list[list[Observation]]]:
     configure_libero(libero_cache)
-    return {suite: _oft_reference(get_suite(suite).task(0)) for suite in ("libero_goal", "libero_spatial")}
+    refs = {suite: _oft_reference(get_suite(suite).task(0)) for suite in ("libero_goal", "libero_spatial")}
+    # a drawer's open/close sampler: LIBERO's reset draws from one more copy of it every time (see below)
+    refs[DRAWER_TASK] = _oft_reference(get_suite("libero_spatial").task(4))
+    return refs
 
 
 class OpenLoop(Policy):
@@ -107,11 +111,13 @@ def _assert_same(ours: Observation, theirs: Observation, where: str) -> None:
         assert np.array_equal(value, expected), f"{where}: {key} differs (max {np.abs(value - expected).max()})"
 
 
-def _run_ours(suite: str, workers: int, proprio: tuple[str, ...], tmp_path: Path, cache: Path) -> OpenLoop:
+def _run_ours(
+    suite: str, workers: int, proprio: tuple[str, ...], tmp_path: Path, cache: Path, task: int = 0
+) -> OpenLoop:
     policy = OpenLoop(proprio)
-    run = make_run(suite=suite, trials=TRIALS, max_steps=MAX_STEPS, workers=workers, seed=0)
+    run = make_run(suite=suite, task_ids=[task], trials=TRIALS, max_steps=MAX_STEPS, workers=workers, seed=0)
     result = evaluate(run, out_path=tmp_path / f"{suite}-{workers}.json", policy=policy, settings=settings(cache))
-    assert result.protocol is not None and result.protocol.rng_scheme == "reference-replay-v1"
+    assert result.protocol is not None and result.protocol.rng_scheme == "reference-replay-v2"
     assert (result.settle_steps, result.protocol.settle_gripper) == (SETTLE, -1.0)
     return policy
 
@@ -165,3 +171,34 @@ def test_given_episodes_out_of_order_on_one_env_then_each_starts_with_ofts_fixtu
         assert env.extra_resets == 2  # a known state needs no replayed reset
     finally:
         env.close()
+
+
+def test_given_a_task_with_a_drawer_then_every_start_places_the_fixtures_as_ofts_reset_of_that_index(
+    references: dict[str, list[list[Observation]]], tmp_path: Path, libero_cache: Path
+) -> None:
+    """libero_spatial task 4 sets its drawer closed through a sampler that LIBERO appends to a list at every
+    reset and draws from every copy of: OFT's reset *i* draws i + 2 times before it places the cabinet and
+    the stove, so an env that had another number of resets before would place them elsewhere."""
+    reference = references[DRAWER_TASK]
+    proprio = _proprio_keys(reference)
+    configure_libero(libero_cache)
+    spec = ObservationSpec(cameras=CAMERAS, resolution=RESOLUTION, proprio=proprio)
+    env = LiberoEnv(get_suite("libero_spatial").task(4), spec, horizon=MAX_STEPS)
+    seed0 = RngStart(seed=0, base_index=0, state=seeded_state(0))
+    try:
+        # one env, a history unlike OFT's: 1, then 1 again, then 0, then 2 from the state 1 left
+        _assert_same(env.start_episode(1, 0, SETTLE, seed0), reference[1][0], "episode 1 first")
+        _assert_same(env.start_episode(1, 0, SETTLE, seed0), reference[1][0], "episode 1 again")
+        _assert_same(env.start_episode(0, 0, SETTLE, seed0), reference[0][0], "episode 0 after 1")
+        _assert_same(env.start_episode(1, 0, SETTLE, seed0), reference[1][0], "episode 1 a third time")
+        assert env.rng_after_reset is not None
+        after_1 = env.rng_after_reset
+        _assert_same(env.start_episode(2, 0, SETTLE, RngStart(0, 2, after_1)), reference[2][0], "episode 2 last")
+    finally:
+        env.close()
+    # and through the runner, whatever worker ran which episode
+    policy = _run_ours("libero_spatial", 2, proprio, tmp_path, libero_cache, task=4)
+    for i in range(TRIALS):
+        for step, (row, ref) in enumerate(zip(policy.seen[f"t4-s{i}-a0"], reference[i], strict=True)):
+            _assert_same(row, ref, f"task 4 episode {i} step {step}")
+    assert not np.array_equal(reference[0][0]["agentview_image"], reference[1][0]["agentview_image"])

@@ -44,7 +44,7 @@ class _Blind(_Cam):
 def test_default_is_rlinfs_protocol_with_the_reference_rng_scheme() -> None:
     p = resolve_protocol(_run())
     assert (p.name, p.max_steps, p.settle_steps, p.settle_gripper) == ("rlinf", 512, 15, 0.0)
-    assert (p.rng_scheme, p.on_episode_error, p.overrides) == ("reference-replay-v1", "fail-run", [])
+    assert (p.rng_scheme, p.on_episode_error, p.overrides) == ("reference-replay-v2", "fail-run", [])
 
 
 def test_rlinf_profile_sets_rlinfs_steps_and_settle() -> None:

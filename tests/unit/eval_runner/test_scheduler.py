@@ -25,7 +25,7 @@ def test_given_tasks_and_trials_then_every_pair_is_planned_once_with_the_run_see
     assert all(e.seed == 7 for e in plan)  # env.seed(7) once per task, as the reference loop
     assert not any(e.record_video for e in plan)  # decided as each starts (rollout_videos)
     assert all(e.attempt == 0 and e.rng is None for e in plan)
-    assert RNG_SCHEME == "reference-replay-v1"
+    assert RNG_SCHEME == "reference-replay-v2"
 
 
 def test_state_zero_is_numpys_state_right_after_seeding() -> None:

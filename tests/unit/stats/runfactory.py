@@ -71,7 +71,7 @@ def _protocol(name: str, suite: str) -> RunProtocol:
         settle_steps=profile.settle_steps,
         settle_gripper=profile.settle_gripper,
         decoding=profile.decoding,
-        rng_scheme="reference-replay-v1",
+        rng_scheme="reference-replay-v2",
     )
 
 
