@@ -151,11 +151,13 @@ class LiberoEnv:
         """
         env = self._env.env
         group = self._property_samplers
-        if group:
-            env.object_property_initializers = group * (reset_index + 1)
+        if not group:
+            self._reset_without_images()
+            return
+        env.object_property_initializers = group * (reset_index + 1)
         self._reset_without_images()
-        held = len(getattr(env, "object_property_initializers", []))
-        if group and held != len(group) * (reset_index + 2):
+        held = len(env.object_property_initializers)
+        if held != len(group) * (reset_index + 2):
             raise SimulatorError(
                 f"LIBERO's reset of task {self.task.name} left {held} articulation samplers where the reference "
                 f"loop's reset {reset_index} leaves {len(group) * (reset_index + 2)}: this LIBERO version places "

@@ -58,20 +58,22 @@ class _SubSteps:
         self._physics = np.empty(mujoco.mj_stateSize(self._model, self._physics_spec))
         self._ctrl = np.empty(mujoco.mj_stateSize(self._model, ctrl))
 
-    def _inputs(self) -> tuple[np.ndarray, np.ndarray]:
-        get = self._mujoco.mj_getState
-        get(self._model, self._data, self._physics, self._physics_spec)
-        get(self._model, self._data, self._ctrl, self._ctrl_spec)
-        return self._physics.copy(), self._ctrl.copy()
+    def _read_physics(self) -> np.ndarray:
+        self._mujoco.mj_getState(self._model, self._data, self._physics, self._physics_spec)
+        return self._physics
+
+    def _read_ctrl(self) -> np.ndarray:
+        self._mujoco.mj_getState(self._model, self._data, self._ctrl, self._ctrl_spec)
+        return self._ctrl
 
     def forward(self) -> None:
-        physics, ctrl = self._inputs()
+        physics, ctrl = self._read_physics(), self._read_ctrl()
         last = self._forwarded
         if last is not None and np.array_equal(physics, last[0]) and np.array_equal(ctrl, last[1]):
             self.counters.forwards_skipped += 1  # the same inputs give the same outputs: nothing to recompute
             return
         self._mujoco.mj_forward(self._model, self._data)
-        self._forwarded = (physics, ctrl)
+        self._forwarded = (physics.copy(), ctrl.copy())
 
     def step(self) -> None:
         last, self._forwarded = self._forwarded, None
@@ -79,7 +81,7 @@ class _SubSteps:
         # mj_step's own first two calls; a bad state is reset here and then no longer matches `last`
         mj.mj_checkPos(self._model, self._data)
         mj.mj_checkVel(self._model, self._data)
-        if last is not None and np.array_equal(self._inputs()[0], last[0]):
+        if last is not None and np.array_equal(self._read_physics(), last[0]):
             mj.mj_step2(self._model, self._data)  # controls may differ: step2 recomputes from actuation on
             self.counters.split_steps += 1
         else:
