@@ -39,6 +39,8 @@ from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
 CAMERAS = ("agentview", "robot0_eye_in_hand")
 PROPRIO = ("robot0_eef_pos", "robot0_eef_quat", "robot0_gripper_qpos")
 PROPRIO_DIM = 9
+#: ``hf``: transformers' LlamaModel; ``lean``: the same network with fused projections (bench/lean_llama.py)
+BACKBONES = ("hf", "lean")
 #: Llama-2-7B's shapes
 LLAMA_7B = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32}
 
@@ -166,28 +168,43 @@ def build_model(
     prompt_tokens: int,
     device: str,
     seed: int,
+    backbone: str = "hf",
 ) -> Any:
-    """The backbone plus patch/proprio embeddings and the action head, random, bf16, on ``device``."""
+    """The backbone plus patch/proprio embeddings and the action head, random, bf16, on ``device``.
+
+    ``backbone``: ``hf`` is transformers' ``LlamaModel``; ``lean`` is :class:`bench.lean_llama.LeanLlama`,
+    the same network with fused projections (same parameters and FLOPs, fewer and larger kernels).
+    """
     import torch
     from torch import nn
-    from transformers import LlamaConfig, LlamaModel
 
     vocab = 32000
-    config = LlamaConfig(
-        vocab_size=vocab,
-        hidden_size=hidden,
-        intermediate_size=intermediate,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        num_key_value_heads=heads,
-        max_position_embeddings=4096,
-    )
-    config._attn_implementation = "sdpa"
+    if backbone not in BACKBONES:
+        raise ValueError(f"backbone={backbone!r}: use one of {', '.join(BACKBONES)}")
+
+    def make_backbone() -> nn.Module:
+        if backbone == "lean":
+            from bench.lean_llama import LeanLlama
+
+            return LeanLlama(vocab=vocab, hidden=hidden, intermediate=intermediate, layers=layers, heads=heads)
+        from transformers import LlamaConfig, LlamaModel
+
+        config = LlamaConfig(
+            vocab_size=vocab,
+            hidden_size=hidden,
+            intermediate_size=intermediate,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            num_key_value_heads=heads,
+            max_position_embeddings=4096,
+        )
+        config._attn_implementation = "sdpa"
+        return LlamaModel(config)
 
     class VLA(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.backbone = LlamaModel(config)
+            self.backbone = make_backbone()
             self.patch = nn.Conv2d(3, 1152, kernel_size=patch, stride=patch)  # SigLIP's width
             self.projector = nn.Sequential(nn.Linear(1152, hidden), nn.GELU(), nn.Linear(hidden, hidden))
             self.proprio = nn.Sequential(nn.Linear(PROPRIO_DIM, hidden), nn.GELU(), nn.Linear(hidden, hidden))
@@ -208,14 +225,17 @@ def build_model(
                 self.backbone.embed_tokens(tokens),
                 self.action_queries.unsqueeze(0).expand(b, -1, -1),
             ]
-            # no KV cache: one pass per chunk, and a graph capture must not keep Python-side cache objects
-            hidden_states = self.backbone(inputs_embeds=torch.cat(parts, dim=1), use_cache=False).last_hidden_state
+            embeds = torch.cat(parts, dim=1)
+            if backbone == "lean":
+                hidden_states = self.backbone(embeds)
+            else:  # no KV cache: one pass per chunk, and a graph capture must not keep Python-side cache objects
+                hidden_states = self.backbone(inputs_embeds=embeds, use_cache=False).last_hidden_state
             actions = self.head(hidden_states[:, -self.chunk * ACTION_DIM :])  # [B, chunk*7, 1]
             return actions.reshape(b, self.chunk, ACTION_DIM)
 
         def describe(self) -> dict[str, Any]:
             return {
-                "config": "LlamaConfig",
+                "config": "LlamaConfig" if backbone == "hf" else "LeanLlama (bench/lean_llama.py)",
                 "layers": layers,
                 "hidden": hidden,
                 "intermediate": intermediate,
@@ -252,6 +272,7 @@ def make_policy(
     action_scale: float = 0.1,
     chunks: str = "runner",
     graphs: str = "",
+    backbone: str = "hf",
 ) -> ChunkedVLA:
     """``python:bench.llama_policy:make_policy`` (options: layers, hidden, ..., device, seed); ignores checkpoints.
 
@@ -260,6 +281,7 @@ def make_policy(
     one action per call (``[B, 7]``), so every step is a round trip with both images.
     ``graphs``: batch sizes to capture as CUDA graphs (e.g. ``1,2,4,8,16``; empty: the eager forward), each
     captured and checked against the eager forward now, before the first request.
+    ``backbone``: ``hf`` (transformers' LlamaModel) or ``lean`` (the same network, fused projections).
     """
     from eval_runner.policies.captured import parse_sizes
 
@@ -276,6 +298,7 @@ def make_policy(
         prompt_tokens=prompt_tokens,
         device=device,
         seed=seed,
+        backbone=backbone,
     )
     policy = ChunkedVLA(
         model,

@@ -251,7 +251,9 @@ def _rollout(
     videos = RolloutVideos(run.videos, _video_dir(writer, settings), writer, builder) if run.videos else None
     workers: list[WorkerHandle] = []
     try:
-        workers = [WorkerHandle(i, config, settings.start_method) for i in range(n_workers)]
+        # Workers beyond the cores start once the first wave's scenes are up (Rollout._start_next_wave).
+        first_wave = min(n_workers, max(1, cpu_count()))
+        workers = [WorkerHandle(i, config, settings.start_method, start=i < first_wave) for i in range(n_workers)]
         Rollout(
             policy=policy,
             scheduler=Scheduler(plan),

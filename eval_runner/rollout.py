@@ -91,7 +91,21 @@ class Rollout:
 
     def _assign_idle_workers(self) -> None:
         for w in self.workers:
-            if w.episode is None:
+            if w.started and w.episode is None:
+                self._assign(w)
+        self._start_next_wave()
+
+    def _start_next_wave(self) -> None:
+        """Start the workers created unstarted once every started worker has answered its first start.
+
+        With more workers than cores, starting all at once makes every one build its scene at a fraction
+        of a core, so the first observation (and the GPU's first call) comes last. The first wave gets
+        the cores to itself; the rest start while it steps.
+        """
+        later = [w for w in self.workers if not w.started]
+        if later and not any(w.started and w.pending == "start" and not w.answered for w in self.workers):
+            for w in later:
+                w.spawn()
                 self._assign(w)
 
     def _assign(self, w: WorkerHandle) -> None:

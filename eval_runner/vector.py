@@ -226,7 +226,10 @@ class WorkerHandle:
         config: WorkerConfig,
         start_method: str = "spawn",
         target: Callable[[Connection, WorkerConfig], None] | None = None,
+        *,
+        start: bool = True,
     ) -> None:
+        """``start=False`` leaves the process unstarted until :meth:`spawn` (a later wave of workers)."""
         self.index = index
         self.config = config
         self._target = target or worker_main  # tests pass a stand-in simulator
@@ -243,7 +246,13 @@ class WorkerHandle:
         self.loaded_task: int | None = None
         self.restarts = 0
         self.render_failures = 0  # EGL/OpenGL failures; survives restarts (one restart is allowed)
-        self.spawn()
+        if start:
+            self.spawn()
+
+    @property
+    def started(self) -> bool:
+        """Whether the process was started (it may have died since)."""
+        return self.process is not None
 
     def spawn(self) -> None:
         parent, child = self._ctx.Pipe(duplex=True)

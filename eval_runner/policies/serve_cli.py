@@ -74,21 +74,9 @@ def run(args: argparse.Namespace) -> int:
         server.serve_forever()
     finally:
         policy.close()
-    # One line an operator (or bench/eval_gpu.py) can read: how far requests were merged into calls.
-    calls = server.call_sizes
-    print(
-        "policy server stopped: "
-        + json.dumps(
-            {
-                "requests": server.requests,
-                "errors": server.errors,
-                "policy_calls": len(calls),
-                "mean_rows_per_call": round(sum(calls) / len(calls), 2) if calls else 0.0,
-                "mean_rows_per_request": round(sum(server.batch_sizes) / max(1, len(server.batch_sizes)), 2),
-            }
-        ),
-        flush=True,
-    )
+    # One line an operator (or bench/eval_gpu.py) can read: how far requests were merged into calls,
+    # and how busy the model thread was.
+    print("policy server stopped: " + json.dumps(server.call_summary()), flush=True)
     return 0
 
 

@@ -62,6 +62,8 @@ class PolicyServer:
         self.connections = 0
         self.batch_sizes: list[int] = []  # rows per request
         self.call_sizes: list[int] = []  # rows per policy call (requests merged)
+        self.call_seconds: list[float] = []  # wall time of each policy call (the forward, for a GPU policy)
+        self.first_call_at: float | None = None  # perf_counter at the first call's start
         self._queue = RequestQueue(self.batching)
         self._model_thread = threading.Thread(target=self._model_loop, name="policy-model", daemon=True)
         self._model_thread.start()
@@ -202,7 +204,44 @@ class PolicyServer:
             request.finish(actions=rows)
 
     def _act(self, obs: dict[str, Any], rows: int) -> Any:
+        started = time.perf_counter()
+        if self.first_call_at is None:
+            self.first_call_at = started
         actions = check_actions(self.policy.act(obs), rows, source=f"policy {self.name}", chunks=True)
         with self._counter_lock:
             self.call_sizes.append(rows)
+            self.call_seconds.append(time.perf_counter() - started)
         return actions
+
+    def call_summary(self) -> dict[str, Any]:
+        """How far requests were merged, and how busy the model thread was from its first call to now.
+
+        ``model_busy`` is the share of that span spent inside policy calls; ``ms_per_row_by_rows`` is the
+        mean call time divided by its rows, for each call size (a GPU policy's forward, under whatever
+        else the machine was doing).
+        """
+        with self._counter_lock:
+            sizes, seconds = list(self.call_sizes), list(self.call_seconds)
+        summary: dict[str, Any] = {
+            "requests": self.requests,
+            "errors": self.errors,
+            "policy_calls": len(sizes),
+            "mean_rows_per_call": round(sum(sizes) / len(sizes), 2) if sizes else 0.0,
+            "mean_rows_per_request": round(sum(self.batch_sizes) / max(1, len(self.batch_sizes)), 2),
+        }
+        if not sizes or self.first_call_at is None:
+            return summary
+        span = time.perf_counter() - self.first_call_at
+        by_rows: dict[int, list[float]] = {}
+        for rows, secs in zip(sizes, seconds, strict=True):
+            by_rows.setdefault(rows, []).append(secs)
+        return summary | {
+            "model_busy_s": round(sum(seconds), 2),
+            "first_call_to_stop_s": round(span, 2),
+            "model_busy": round(sum(seconds) / span, 4) if span > 0 else None,
+            "ms_per_row": round(1000 * sum(seconds) / sum(sizes), 2),
+            "ms_per_row_by_rows": {
+                rows: [len(times), round(1000 * sum(times) / len(times) / rows, 2)]
+                for rows, times in sorted(by_rows.items())
+            },
+        }

@@ -64,9 +64,14 @@ def rollout(
     options: FakeOptions | None = None,
     policy: Policy | None = None,
     on_episode: Any = None,
+    later: int = 0,
+    handle: type[WorkerHandle] = WorkerHandle,
     **settings: Any,
 ) -> tuple[RunResult, ResultBuilder, Policy]:
-    """Run ``trials`` episodes of task 0 on ``workers`` stand-in workers; the final result, builder, policy."""
+    """Run ``trials`` episodes of task 0 on ``workers`` stand-in workers; the final result, builder, policy.
+
+    The last ``later`` workers are created unstarted: the rollout starts them after the first wave.
+    """
     run = EvalRun(
         request_id="t",
         checkpoint=CheckpointRef(uri="", experiment="none", global_step=0),
@@ -82,7 +87,7 @@ def rollout(
     builder = ResultBuilder(run, [get_suite(SUITE).task(0)], max_steps, 0, Provenance(host="test"))
     config = WorkerConfig(suite=SUITE, obs_spec=policy.obs_spec, horizon=max_steps)
     target = functools.partial(fake_worker, options or FakeOptions())
-    handles = [WorkerHandle(i, config, "spawn", target=target) for i in range(workers)]
+    handles = [handle(i, config, "spawn", target=target, start=i < workers - later) for i in range(workers)]
     try:
         Rollout(
             policy=policy,
@@ -281,3 +286,38 @@ def test_given_the_queue_empty_before_every_worker_started_then_no_occupancy_fig
     full.worker_idle(now=6.0, env_steps=45)
     full.worker_idle(now=7.0, env_steps=50)  # nor does a second idle worker move the end
     assert full.figures() == (4.0, 40)
+
+
+class Recorded(WorkerHandle):
+    """A worker handle that logs when its process starts and when it first answers."""
+
+    events: list[tuple[str, int]] = []
+
+    def spawn(self) -> None:
+        Recorded.events.append(("spawn", self.index))
+        super().spawn()
+
+    def recv(self) -> tuple[Any, ...]:
+        first = not self.answered
+        reply = super().recv()
+        if first:
+            Recorded.events.append(("answered", self.index))
+        return reply
+
+
+def test_given_workers_beyond_the_first_wave_then_they_start_after_its_scenes_and_the_episodes_do_not_change(
+    tmp_path: Path,
+) -> None:
+    Recorded.events = []
+    staggered, _, p_staggered = rollout(tmp_path, 4, trials=8, later=2, handle=Recorded)
+    at_once, _, p_at_once = rollout(tmp_path, 4, trials=8)
+
+    events = Recorded.events
+    later_spawns = [events.index(("spawn", i)) for i in (2, 3)]
+    first_answers = [events.index(("answered", i)) for i in (0, 1)]
+    assert max(first_answers) < min(later_spawns), events
+    assert ("answered", 2) in events and ("answered", 3) in events  # the later wave ran episodes too
+    assert _episodes(staggered) == _episodes(at_once)
+    assert isinstance(p_staggered, RowWise) and isinstance(p_at_once, RowWise)
+    for episode_id, rows in p_at_once.seen.items():
+        assert np.array_equal(np.stack(rows), np.stack(p_staggered.seen[episode_id])), episode_id

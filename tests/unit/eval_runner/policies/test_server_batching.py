@@ -157,3 +157,32 @@ def test_given_a_window_then_a_request_arriving_within_it_joins_the_call() -> No
 
     assert call is not None and [r.obs["episode_id"] for r in call] == [["a"], ["b"]]
     assert q.next_call() is None
+
+
+class Slow(Policy):
+    """Takes 20 ms per row, like a GPU forward whose time grows with the batch."""
+
+    obs_spec = ObservationSpec(cameras=(), proprio=())
+
+    def act(self, obs: dict[str, Any]) -> np.ndarray:
+        rows = len(obs["episode_id"])
+        threading.Event().wait(0.02 * rows)
+        return np.zeros((rows, 7), dtype=np.float32)
+
+
+def test_given_calls_of_several_sizes_then_the_summary_says_how_busy_the_model_was_and_its_time_per_row() -> None:
+    with PolicyServer(Slow(), port=0) as server:
+        assert server.call_summary()["policy_calls"] == 0 and "model_busy" not in server.call_summary()
+        client = ServerPolicy(server.url, inflight=1)
+        for ids in (["a"], ["a", "b"], ["a", "b"]):
+            client.act(_obs(ids))
+        threading.Event().wait(0.1)  # the model thread idles: busy share falls below 1
+        summary = server.call_summary()
+        client.close()
+
+    assert summary["policy_calls"] == 3 and summary["mean_rows_per_call"] == 1.67
+    assert 0.1 <= summary["model_busy_s"] < 0.3
+    assert 0.2 < summary["model_busy"] < 0.9
+    assert set(summary["ms_per_row_by_rows"]) == {1, 2}
+    assert [calls for calls, _ in summary["ms_per_row_by_rows"].values()] == [1, 2]
+    assert all(19.0 <= ms < 40.0 for _, ms in summary["ms_per_row_by_rows"].values())

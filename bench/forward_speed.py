@@ -1,0 +1,132 @@
+"""Rows per second of the 7B stand-in's forward on one GPU, per backbone, alone on the machine.
+
+The stand-in's compute bound: how fast one GPU runs ``bench/llama_policy.py``'s forward with nothing else
+on it, for each backbone (``hf``: transformers' LlamaModel; ``lean``: the same network with fused
+projections, ``bench/lean_llama.py``) and batch size. The backbones are timed in turns (A B A B ...), each
+turn the median of ``--iters`` forwards after warm-up, through ``ChunkedVLA.infer`` (host arrays in,
+actions out: the server's path). It also times one bf16 matrix product of the backbone's largest shape, as
+the ceiling the forward's FLOPs could reach, and counts the forward's FLOPs per row.
+
+Run on the GPU machine (no LIBERO needed)::
+
+    python3 bench/forward_speed.py --batches 8,16 --rounds 2 --out $OUT/forward.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.llama_policy import BACKBONES, CAMERAS, LLAMA_7B, make_policy  # noqa: E402
+
+
+def forward_flops_per_row(tokens: int) -> float:
+    """Matrix-product FLOPs of one row through the 7B backbone (2 per multiply-add; attention included)."""
+    hidden, inter, layers = LLAMA_7B["hidden_size"], LLAMA_7B["intermediate_size"], LLAMA_7B["num_hidden_layers"]
+    per_token = 2 * (4 * hidden * hidden + 3 * hidden * inter)  # q, k, v, o; gate, up, down
+    attention = 2 * 2 * tokens * hidden  # scores and weighted values, full (causal halves it in the kernel)
+    return float(layers * tokens * (per_token + attention))
+
+
+def example_obs(rows: int, resolution: int, seed: int) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    obs: dict[str, Any] = {
+        f"{c}_image": rng.integers(0, 256, (rows, resolution, resolution, 3), dtype=np.uint8) for c in CAMERAS
+    }
+    obs |= {"robot0_eef_pos": rng.normal(size=(rows, 3)), "robot0_eef_quat": rng.normal(size=(rows, 4))}
+    obs |= {"robot0_gripper_qpos": rng.normal(size=(rows, 2))}
+    obs["task_description"] = ["put the black bowl on the plate"] * rows
+    return obs
+
+
+def time_infer(policy: Any, obs: dict[str, Any], iters: int) -> float:
+    """Median seconds of one ``infer`` (ends in a device-to-host copy, so it is synchronous)."""
+    times = []
+    for _ in range(iters):
+        t = time.perf_counter()
+        policy.infer(obs)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def gemm_tflops(m: int, k: int, n: int, iters: int = 20) -> float:
+    """bf16 TFLOP/s of one ``[m, k] @ [k, n]`` product on random data (CUDA events, after warm-up)."""
+    import torch
+
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        a @ b
+    end.record()
+    torch.cuda.synchronize()
+    return 2 * m * k * n * iters / (start.elapsed_time(end) / 1000) / 1e12
+
+
+def run(backbones: list[str], batches: list[int], rounds: int, iters: int) -> dict[str, Any]:
+    import torch
+
+    policies = {name: make_policy(backbone=name) for name in backbones}
+    tokens = next(iter(policies.values())).describe()["backbone"]["tokens_per_row"]
+    flops = forward_flops_per_row(tokens)
+    out: dict[str, Any] = {
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "tokens_per_row": tokens,
+        "tflop_per_row": round(flops / 1e12, 3),
+        "gemm_tflops": {},
+        "rows_per_s": {name: {str(b): [] for b in batches} for name in backbones},
+    }
+    for b in batches:
+        m = b * tokens
+        out["gemm_tflops"][str(b)] = round(
+            gemm_tflops(m, LLAMA_7B["hidden_size"], 2 * LLAMA_7B["intermediate_size"]), 1
+        )
+        obs = example_obs(b, 256, seed=b)
+        for policy in policies.values():
+            for _ in range(3):
+                policy.infer(obs)
+        for r in range(rounds):
+            for name, policy in policies.items():
+                rate = b / time_infer(policy, obs, iters)
+                out["rows_per_s"][name][str(b)].append(round(rate, 2))
+                print(
+                    f"round {r + 1} batch {b} {name}: {rate:.1f} rows/s ({rate * flops / 1e12:.0f} TFLOP/s)", flush=True
+                )
+    out["tflops_achieved"] = {
+        name: {b: [round(r * flops / 1e12) for r in rates] for b, rates in per_batch.items()}
+        for name, per_batch in out["rows_per_s"].items()
+    }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backbones", default=",".join(BACKBONES))
+    parser.add_argument("--batches", default="8,16")
+    parser.add_argument("--rounds", type=int, default=2, help="turns per backbone and batch size")
+    parser.add_argument("--iters", type=int, default=10, help="forwards per turn (the median is kept)")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    result = run(args.backbones.split(","), [int(b) for b in args.batches.split(",")], args.rounds, args.iters)
+    result["command"] = "python3 bench/forward_speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The lean Llama backbone computes transformers' LlamaModel's function, so the stand-in's work is unchanged.
+
+Runs in a child process, like ``test_llama_policy.py``: transformers pulls in triton, whose bundled LLVM
+crashes a process that already loaded Mesa's.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers", reason="pip install 'rlinf-bench[gpu-bench]'")
+
+ROOT = Path(__file__).resolve().parents[3]
+
+CHILD = """
+import json, sys
+import numpy as np
+import torch
+from transformers import LlamaConfig, LlamaModel
+from bench.lean_llama import LeanLlama, load_from_hf
+from bench.llama_policy import make_policy
+from tests.policy_fixtures import make_obs
+
+torch.manual_seed(int(sys.argv[1]))
+config = LlamaConfig(vocab_size=100, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
+                     num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=256)
+config._attn_implementation = "sdpa"
+hf = LlamaModel(config).double().eval()
+lean = LeanLlama(vocab=100, hidden=64, intermediate=96, layers=3, heads=4).double().eval()
+load_from_hf(lean, hf)
+errors = {}
+with torch.no_grad():
+    for batch, seq in ((1, 5), (3, 37)):
+        embeds = torch.randn(batch, seq, 64, dtype=torch.float64)
+        ref = hf(inputs_embeds=embeds, use_cache=False).last_hidden_state
+        errors[f"{batch}x{seq}"] = float((lean(embeds) - ref).norm() / ref.norm())
+    # causal: the first tokens' states ignore what follows them
+    embeds = torch.randn(2, 9, 64, dtype=torch.float64)
+    changed = embeds.clone(); changed[:, 6:] += 1.0
+    prefix_kept = bool(torch.equal(lean(embeds)[:, :6], lean(changed)[:, :6]))
+
+tiny = {"layers": 1, "hidden": 64, "intermediate": 128, "heads": 2, "resolution": 32, "device": "cpu"}
+obs = make_obs(3, cameras=("agentview", "robot0_eye_in_hand"), resolution=32, seed=1)
+chunks = make_policy(**tiny, backbone="lean").act(obs)
+try:
+    make_policy(**tiny, backbone="vllm")
+    refused = ""
+except ValueError as exc:
+    refused = str(exc)
+json.dump({"errors": errors, "prefix_kept": prefix_kept, "shape": list(chunks.shape),
+           "finite": bool(np.isfinite(chunks).all()), "refused": refused}, sys.stdout)
+"""
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_given_transformers_weights_then_the_lean_backbone_gives_llamas_hidden_states(seed: int) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(seed)], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout)
+
+    # float64 weights and inputs on both sides; transformers' RMSNorm and rotary tables still compute in
+    # float32, so the two agree to float32 rounding (~5e-8). A wrong rotation, mask or residual gives ~1.
+    assert all(err < 1e-6 for err in got["errors"].values()), got["errors"]
+    assert got["prefix_kept"]
+    assert got["shape"] == [3, 8, 7] and got["finite"]
+    assert "backbone='vllm'" in got["refused"]
