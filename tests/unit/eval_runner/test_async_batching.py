@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -291,7 +291,7 @@ def test_given_the_queue_empty_before_every_worker_started_then_no_occupancy_fig
 class Recorded(WorkerHandle):
     """A worker handle that logs when its process starts and when it first answers."""
 
-    events: list[tuple[str, int]] = []
+    events: ClassVar[list[tuple[str, int]]] = []
 
     def spawn(self) -> None:
         Recorded.events.append(("spawn", self.index))
