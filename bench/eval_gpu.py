@@ -596,14 +596,12 @@ def cli_evaluate(argv: list[str]) -> int:
 
 
 # -- driver ---------------------------------------------------------------------------------------
-def results_path(out: Path | None, *, update_results: bool) -> Path:
-    """Where the figures go: ``out``, or $OUT/eval_gpu.json, or a temporary file; never into the tracked
+def results_path(out: Path | None, *, update_results: bool, name: str = "eval_gpu.json") -> Path:
+    """Where the figures go: ``out``, or $OUT/``name``, or a temporary file; never into the tracked
     ``bench/results/`` unless ``update_results`` (a smoke run once overwrote the published figures)."""
     if out is None:
         folder = os.environ.get("OUT")
-        return (
-            Path(folder) / "eval_gpu.json" if folder else Path(tempfile.mkdtemp(prefix="eval-gpu-")) / "eval_gpu.json"
-        )
+        return Path(folder) / name if folder else Path(tempfile.mkdtemp(prefix="eval-gpu-")) / name
     tracked = (ROOT / "bench" / "results").resolve()
     if not update_results and out.resolve().is_relative_to(tracked):
         raise SystemExit(

@@ -27,6 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.eval_gpu import results_path  # noqa: E402  (the same guard on bench/results/)
 from bench.llama_policy import BACKBONES, CAMERAS, LLAMA_7B, make_policy  # noqa: E402
 
 
@@ -119,12 +120,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", default="8,16")
     parser.add_argument("--rounds", type=int, default=2, help="turns per backbone and batch size")
     parser.add_argument("--iters", type=int, default=10, help="forwards per turn (the median is kept)")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--out", type=Path, help="result file (default: $OUT/forward_speed.json, else a temporary file)"
+    )
+    parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
     args = parser.parse_args(argv)
+    out = results_path(
+        args.out, update_results=args.update_results, name="forward_speed.json"
+    )  # refuse before minutes of GPU work
     result = run(args.backbones.split(","), [int(b) for b in args.batches.split(",")], args.rounds, args.iters)
     result["command"] = "python3 bench/forward_speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"results: {out}", flush=True)
     return 0
 
 

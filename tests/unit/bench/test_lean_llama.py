@@ -71,3 +71,16 @@ def test_given_transformers_weights_then_the_lean_backbone_gives_llamas_hidden_s
     assert got["prefix_kept"]
     assert got["shape"] == [3, 8, 7] and got["finite"]
     assert "backbone='vllm'" in got["refused"]
+
+
+def test_given_an_out_inside_the_published_results_then_forward_speed_refuses_before_building_a_model() -> None:
+    proc = subprocess.run(
+        [sys.executable, "bench/forward_speed.py", "--out", "bench/results/forward.json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode != 0 and "--update-results" in proc.stderr
+    assert not (ROOT / "bench" / "results" / "forward.json").exists()
