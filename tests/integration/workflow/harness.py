@@ -71,6 +71,7 @@ class FakeJobs:
     statuses: dict[str, JobStatus] = field(default_factory=dict)
     cancelled: list[str] = field(default_factory=list)
     threads: list[threading.Thread] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # why a Job thread died (its execution then waits forever)
 
     def submit(self, bundle: JobBundle) -> SubmitResult:
         if self.behaviour(bundle) == UNREACHABLE:
@@ -86,10 +87,20 @@ class FakeJobs:
         return SubmitResult(name=bundle.name, namespace=bundle.namespace, created=created)
 
     def _run(self, bundle: JobBundle) -> None:
+        try:
+            self._complete(bundle)
+        except Exception as exc:
+            self.errors.append(f"{bundle.name}: {type(exc).__name__}: {exc}")
+            raise
+
+    def _complete(self, bundle: JobBundle) -> None:
         env = _env_of(bundle)
         token = env[TOKEN_ENV]
         command = list(bundle.job.spec.template.spec.containers[0].command or [])
-        sfn = boto3.client("stepfunctions", region_name=REGION)
+        # One session per Job thread: creating clients from boto3's default session is not thread-safe,
+        # and a Job thread that dies leaves its execution waiting for ever.
+        session = boto3.session.Session(region_name=REGION)
+        sfn = session.client("stepfunctions")
         what = self.behaviour(bundle)
         time.sleep(self.duration_s)
         if what == SILENT:
@@ -108,7 +119,7 @@ class FakeJobs:
         result = self.make_result(bundle)
         out = _arg_after(command, "--out")
         loc = out.removeprefix("s3://").split("/", 1)
-        boto3.client("s3", region_name=REGION).put_object(Bucket=loc[0], Key=loc[1], Body=result.to_json())
+        session.client("s3").put_object(Bucket=loc[0], Key=loc[1], Body=result.to_json())
         self.statuses[bundle.name] = JobStatus(name=bundle.name, namespace=bundle.namespace, state=JobState.SUCCEEDED)
         if isinstance(result, RunResult):
             cb = JobCallback(
@@ -230,7 +241,11 @@ class WorkflowStack:
             if desc["status"] != "RUNNING":
                 return desc
             time.sleep(0.2)
-        raise AssertionError(f"execution {name} still running after {timeout_s} s")
+        last = [(e["type"], e.get("stateEnteredEventDetails", {}).get("name")) for e in self.history(arn)[-8:]]
+        raise AssertionError(
+            f"execution {name} still running after {timeout_s} s; its last events: {last}; "
+            f"Job threads that died: {self.jobs.errors}"
+        )
 
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
         return execution_history(boto3.client("stepfunctions", region_name=REGION), execution_arn)
