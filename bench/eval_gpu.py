@@ -385,17 +385,14 @@ def policy_latency(batches: list[int], iters: int) -> dict[str, Any]:
     """p50/p99 of one forward (every row needs a new chunk) of the random-init 7B policy, in process."""
     import torch
 
-    from bench.llama_policy import make_policy
+    from bench.llama_policy import example_obs, make_policy
 
     t0 = time.perf_counter()
     policy = make_policy()
     build_s = time.perf_counter() - t0
-    rng = np.random.default_rng(0)
     out: dict[str, Any] = {"build_s": round(build_s, 1), "describe": policy.describe(), "iters": iters}
     for b in batches:
-        obs = {f"{c}_image": rng.integers(0, 256, (b, RESOLUTION, RESOLUTION, 3), dtype=np.uint8) for c in CAMERAS}
-        obs |= {"robot0_eef_pos": rng.normal(size=(b, 3)), "robot0_eef_quat": rng.normal(size=(b, 4))}
-        obs |= {"robot0_gripper_qpos": rng.normal(size=(b, 2)), "task_description": ["pick up the bowl"] * b}
+        obs = example_obs(b, RESOLUTION)
         for _ in range(3):
             policy.infer(obs)
         times = []

@@ -22,13 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu import results_path  # noqa: E402  (the same guard on bench/results/)
-from bench.llama_policy import BACKBONES, CAMERAS, LLAMA_7B, make_policy  # noqa: E402
+from bench.llama_policy import BACKBONES, LLAMA_7B, example_obs, make_policy  # noqa: E402
 
 
 def forward_flops_per_row(tokens: int) -> float:
@@ -37,17 +35,6 @@ def forward_flops_per_row(tokens: int) -> float:
     per_token = 2 * (4 * hidden * hidden + 3 * hidden * inter)  # q, k, v, o; gate, up, down
     attention = 2 * 2 * tokens * hidden  # scores and weighted values, full (causal halves it in the kernel)
     return float(layers * tokens * (per_token + attention))
-
-
-def example_obs(rows: int, resolution: int, seed: int) -> dict[str, Any]:
-    rng = np.random.default_rng(seed)
-    obs: dict[str, Any] = {
-        f"{c}_image": rng.integers(0, 256, (rows, resolution, resolution, 3), dtype=np.uint8) for c in CAMERAS
-    }
-    obs |= {"robot0_eef_pos": rng.normal(size=(rows, 3)), "robot0_eef_quat": rng.normal(size=(rows, 4))}
-    obs |= {"robot0_gripper_qpos": rng.normal(size=(rows, 2))}
-    obs["task_description"] = ["put the black bowl on the plate"] * rows
-    return obs
 
 
 def time_infer(policy: Any, obs: dict[str, Any], iters: int) -> float:
@@ -96,7 +83,7 @@ def run(backbones: list[str], batches: list[int], rounds: int, iters: int) -> di
         out["gemm_tflops"][str(b)] = round(
             gemm_tflops(m, LLAMA_7B["hidden_size"], 2 * LLAMA_7B["intermediate_size"]), 1
         )
-        obs = example_obs(b, 256, seed=b)
+        obs = example_obs(b, seed=b)
         for policy in policies.values():
             for _ in range(3):
                 policy.infer(obs)
@@ -125,9 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
     args = parser.parse_args(argv)
-    out = results_path(
-        args.out, update_results=args.update_results, name="forward_speed.json"
-    )  # refuse before minutes of GPU work
+    # refuse a tracked --out now, before minutes of GPU work
+    out = results_path(args.out, update_results=args.update_results, name="forward_speed.json")
     result = run(args.backbones.split(","), [int(b) for b in args.batches.split(",")], args.rounds, args.iters)
     result["command"] = "python3 bench/forward_speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
     out.parent.mkdir(parents=True, exist_ok=True)

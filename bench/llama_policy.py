@@ -143,6 +143,17 @@ class ChunkedVLA(Policy):
         }
 
 
+def example_obs(rows: int, resolution: int = 256, seed: int = 0) -> dict[str, Any]:
+    """A random observation batch of the policy's inputs (the runner's keys), for timing the forward."""
+    rng = np.random.default_rng(seed)
+    obs: dict[str, Any] = {
+        f"{c}_image": rng.integers(0, 256, (rows, resolution, resolution, 3), dtype=np.uint8) for c in CAMERAS
+    }
+    obs |= {"robot0_eef_pos": rng.normal(size=(rows, 3)), "robot0_eef_quat": rng.normal(size=(rows, 4))}
+    obs |= {"robot0_gripper_qpos": rng.normal(size=(rows, 2)), "task_description": ["pick up the bowl"] * rows}
+    return obs
+
+
 def _take(value: Any, rows: list[int]) -> Any:
     if isinstance(value, np.ndarray):
         return value[rows]

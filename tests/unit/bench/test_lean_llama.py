@@ -84,3 +84,12 @@ def test_given_an_out_inside_the_published_results_then_forward_speed_refuses_be
     )
     assert proc.returncode != 0 and "--update-results" in proc.stderr
     assert not (ROOT / "bench" / "results" / "forward.json").exists()
+
+
+def test_the_stand_ins_flops_per_row_are_those_the_published_tflops_figures_assume() -> None:
+    sys.path.insert(0, str(ROOT))
+    from bench.forward_speed import forward_flops_per_row
+
+    # 601 tokens (2 x 256 patches, proprio, 32 prompt, 56 action queries) through Llama-2-7B's 32 layers
+    assert round(forward_flops_per_row(601) / 1e12, 3) == 7.974
+    assert forward_flops_per_row(1202) > 2 * forward_flops_per_row(601)  # attention grows with the square
