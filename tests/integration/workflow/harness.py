@@ -97,10 +97,7 @@ class FakeJobs:
         env = _env_of(bundle)
         token = env[TOKEN_ENV]
         command = list(bundle.job.spec.template.spec.containers[0].command or [])
-        # One session per Job thread: creating clients from boto3's default session is not thread-safe,
-        # and a Job thread that dies leaves its execution waiting for ever.
-        session = boto3.session.Session(region_name=REGION)
-        sfn = session.client("stepfunctions")
+        sfn = boto3.client("stepfunctions", region_name=REGION)
         what = self.behaviour(bundle)
         time.sleep(self.duration_s)
         if what == SILENT:
@@ -119,7 +116,7 @@ class FakeJobs:
         result = self.make_result(bundle)
         out = _arg_after(command, "--out")
         loc = out.removeprefix("s3://").split("/", 1)
-        session.client("s3").put_object(Bucket=loc[0], Key=loc[1], Body=result.to_json())
+        boto3.client("s3", region_name=REGION).put_object(Bucket=loc[0], Key=loc[1], Body=result.to_json())
         self.statuses[bundle.name] = JobStatus(name=bundle.name, namespace=bundle.namespace, state=JobState.SUCCEEDED)
         if isinstance(result, RunResult):
             cb = JobCallback(
