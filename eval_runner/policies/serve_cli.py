@@ -62,9 +62,12 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"--max-batch {args.max_batch}: give 1 or more rows, or leave it out for no cap")
     if args.batch_window_ms < 0:
         raise SystemExit(f"--batch-window-ms {args.batch_window_ms}: give 0 or more milliseconds")
-    provenance = {"cpus": reserve_cpus(args.cpus)}
+    cpus = reserved_cpus(args.cpus)  # refused now, before minutes of loading, when a core does not exist
     checkpoint = materialize_checkpoint(args.checkpoint, args.cache_dir) if args.checkpoint else None
+    # Loaded on every core: a model compiled at load time (torch.compile) compiles in parallel. Nothing
+    # else runs yet; the workers start once "serving" is printed.
     policy = load_policy(args.policy, checkpoint)
+    provenance = {"cpus": pin_process(cpus) if args.cpus is not None else cpus}
     batching = ServerBatching(max_batch=args.max_batch, window_ms=args.batch_window_ms)
     server = PolicyServer(policy, args.host, args.port, name=args.policy, batching=batching, provenance=provenance)
     _stop_on_sigterm(server)
@@ -106,8 +109,8 @@ def parse_cpus(text: str) -> list[int]:
     return sorted(cpus)
 
 
-def reserve_cpus(text: str | None) -> list[int]:
-    """Pin this process (and the threads it starts) to ``text``'s cores; the cores it runs on."""
+def reserved_cpus(text: str | None) -> list[int]:
+    """The cores ``--cpus`` names (all this process may use when ``None``); exits naming any that are missing."""
     import os
 
     available = sorted(os.sched_getaffinity(0))
@@ -117,6 +120,23 @@ def reserve_cpus(text: str | None) -> list[int]:
     missing = sorted(set(cpus) - set(available))
     if missing:
         raise SystemExit(f"--cpus {text!r}: cores {missing} are not available here (available: {available})")
+    return cpus
+
+
+def pin_process(cpus: list[int]) -> list[int]:
+    """Pin every thread of this process, and those it starts later, to ``cpus``; returns them.
+
+    Linux pins one thread per call, so the threads the policy's libraries already started (CUDA's, a
+    compiler pool's) are pinned one by one from ``/proc/self/task``; new threads inherit the caller's mask.
+    """
+    import os
+
+    threads = [int(t) for t in os.listdir("/proc/self/task")] if os.path.isdir("/proc/self/task") else []
+    for tid in threads:
+        try:
+            os.sched_setaffinity(tid, cpus)
+        except (ProcessLookupError, PermissionError):  # the thread ended meanwhile, or is not ours to move
+            continue
     os.sched_setaffinity(0, cpus)
     try:
         import torch
