@@ -37,6 +37,16 @@ def forward_flops_per_row(tokens: int) -> float:
     return float(layers * tokens * (per_token + attention))
 
 
+def variant_options(variant: str) -> dict[str, Any]:
+    """``lean`` or ``lean?graphs=8+16`` -> make_policy's keyword arguments (a backbone and its options)."""
+    backbone, _, query = variant.partition("?")
+    if backbone not in BACKBONES:
+        raise SystemExit(f"--backbones: unknown backbone {backbone!r}; use one of {', '.join(BACKBONES)}")
+    pairs = [part.partition("=") for part in query.split("&") if part]  # not parse_qsl: it reads + as a space
+    options = {key: int(value) if value.isdigit() else value for key, _, value in pairs}
+    return {"backbone": backbone, **options}
+
+
 def time_infer(policy: Any, obs: dict[str, Any], iters: int) -> float:
     """Median seconds of one ``infer`` (ends in a device-to-host copy, so it is synchronous)."""
     times = []
@@ -64,10 +74,54 @@ def gemm_tflops(m: int, k: int, n: int, iters: int = 20) -> float:
     return 2 * m * k * n * iters / (start.elapsed_time(end) / 1000) / 1e12
 
 
-def run(backbones: list[str], batches: list[int], rounds: int, iters: int) -> dict[str, Any]:
+#: kernel-name patterns, in the order they are tried, and the part of the forward each stands for
+KERNEL_KINDS = (
+    ("attention", ("flash", "fmha", "attention", "sdpa", "cudnn")),
+    ("matrix products", ("gemm", "cutlass", "xmma", "nvjet", "cublas", "sm90_", "matmul", "triton_tem")),
+    ("norms", ("norm", "rowwisemoments")),
+    ("copies", ("copy", "memcpy", "memset", "cat", "fill")),
+    ("elementwise", ("elementwise", "vectorized", "silu", "mul", "add")),
+)
+
+
+def kernel_kind(name: str) -> str:
+    """Which part of the forward a CUDA kernel belongs to, from its name (``other`` when none matches)."""
+    lowered = name.lower()
+    if lowered.startswith(("triton_poi", "triton_per", "triton_red")):  # Inductor's fusions, named after their ops
+        return "norms" if "norm" in lowered else "elementwise"
+    for kind, patterns in KERNEL_KINDS:
+        if any(p in lowered for p in patterns):
+            return kind
+    return "other"
+
+
+def profile_forward(policy: Any, obs: dict[str, Any], iters: int = 3, top: int = 12) -> dict[str, Any]:
+    """GPU time per forward by kind of kernel, and the longest kernels, from the PyTorch profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            policy.infer(obs)
+    kernels: dict[str, float] = {}
+    for event in prof.key_averages():
+        us = float(getattr(event, "self_device_time_total", 0.0) or getattr(event, "self_cuda_time_total", 0.0))
+        if us > 0:
+            kernels[event.key] = kernels.get(event.key, 0.0) + us / iters
+    by_kind: dict[str, float] = {}
+    for name, us in kernels.items():
+        by_kind[kernel_kind(name)] = by_kind.get(kernel_kind(name), 0.0) + us
+    longest = sorted(kernels.items(), key=lambda kv: -kv[1])[:top]
+    return {
+        "gpu_ms_per_forward": round(sum(kernels.values()) / 1000, 2),
+        "ms_by_kind": {k: round(v / 1000, 2) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
+        "longest_kernels_ms": [[name[:120], round(us / 1000, 3)] for name, us in longest],
+    }
+
+
+def run(backbones: list[str], batches: list[int], rounds: int, iters: int, *, profile: bool = False) -> dict[str, Any]:
     import torch
 
-    policies = {name: make_policy(backbone=name) for name in backbones}
+    policies = {name: make_policy(**variant_options(name)) for name in backbones}
     tokens = next(iter(policies.values())).describe()["backbone"]["tokens_per_row"]
     flops = forward_flops_per_row(tokens)
     out: dict[str, Any] = {
@@ -94,6 +148,12 @@ def run(backbones: list[str], batches: list[int], rounds: int, iters: int) -> di
                 print(
                     f"round {r + 1} batch {b} {name}: {rate:.1f} rows/s ({rate * flops / 1e12:.0f} TFLOP/s)", flush=True
                 )
+    if profile:
+        obs = example_obs(batches[0], seed=batches[0])
+        out["profile_batch"] = batches[0]
+        out["profile"] = {name: profile_forward(policy, obs) for name, policy in policies.items()}
+        for name, prof in out["profile"].items():
+            print(f"profile {name} batch {batches[0]}: {json.dumps(prof)}", flush=True)
     out["tflops_achieved"] = {
         name: {b: [round(r * flops / 1e12) for r in rates] for b, rates in per_batch.items()}
         for name, per_batch in out["rows_per_s"].items()
@@ -103,18 +163,31 @@ def run(backbones: list[str], batches: list[int], rounds: int, iters: int) -> di
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--backbones", default=",".join(BACKBONES))
+    parser.add_argument(
+        "--backbones",
+        default="hf,lean",
+        help="comma-separated; each may carry make_policy options, e.g. 'lean?graphs=8+16' (sizes joined by +)",
+    )
     parser.add_argument("--batches", default="8,16")
     parser.add_argument("--rounds", type=int, default=2, help="turns per backbone and batch size")
     parser.add_argument("--iters", type=int, default=10, help="forwards per turn (the median is kept)")
     parser.add_argument(
         "--out", type=Path, help="result file (default: $OUT/forward_speed.json, else a temporary file)"
     )
+    parser.add_argument(
+        "--profile", action="store_true", help="also break one forward's GPU time down by kernel (first batch size)"
+    )
     parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
     args = parser.parse_args(argv)
     # refuse a tracked --out now, before minutes of GPU work
     out = results_path(args.out, update_results=args.update_results, name="forward_speed.json")
-    result = run(args.backbones.split(","), [int(b) for b in args.batches.split(",")], args.rounds, args.iters)
+    result = run(
+        args.backbones.split(","),
+        [int(b) for b in args.batches.split(",")],
+        args.rounds,
+        args.iters,
+        profile=args.profile,
+    )
     result["command"] = "python3 bench/forward_speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")

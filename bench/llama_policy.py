@@ -39,8 +39,9 @@ from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
 CAMERAS = ("agentview", "robot0_eye_in_hand")
 PROPRIO = ("robot0_eef_pos", "robot0_eef_quat", "robot0_gripper_qpos")
 PROPRIO_DIM = 9
-#: ``hf``: transformers' LlamaModel; ``lean``: the same network with fused projections (bench/lean_llama.py)
-BACKBONES = ("hf", "lean")
+#: ``hf``: transformers' LlamaModel; ``lean``: the same network with fused projections (bench/lean_llama.py);
+#: ``lean-compiled``: ``lean`` through torch.compile (its norms, rotary and SwiGLU fused by Inductor)
+BACKBONES = ("hf", "lean", "lean-compiled")
 #: Llama-2-7B's shapes
 LLAMA_7B = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32}
 
@@ -184,7 +185,9 @@ def build_model(
     """The backbone plus patch/proprio embeddings and the action head, random, bf16, on ``device``.
 
     ``backbone``: ``hf`` is transformers' ``LlamaModel``; ``lean`` is :class:`bench.lean_llama.LeanLlama`,
-    the same network with fused projections (same parameters and FLOPs, fewer and larger kernels).
+    the same network with fused projections (same parameters and FLOPs, fewer and larger kernels);
+    ``lean-compiled`` is ``lean`` through ``torch.compile``, whose Inductor fuses the norms, rotary
+    embedding and SwiGLU into a few kernels (the matrix products stay cuBLAS's).
     """
     import torch
     from torch import nn
@@ -193,11 +196,21 @@ def build_model(
     if backbone not in BACKBONES:
         raise ValueError(f"backbone={backbone!r}: use one of {', '.join(BACKBONES)}")
 
+    tokens_per_row = 2 * (resolution // patch) ** 2 + 1 + prompt_tokens + chunk * ACTION_DIM
+
     def make_backbone() -> nn.Module:
-        if backbone == "lean":
+        if backbone.startswith("lean"):
             from bench.lean_llama import LeanLlama
 
-            return LeanLlama(vocab=vocab, hidden=hidden, intermediate=intermediate, layers=layers, heads=heads)
+            lean = LeanLlama(vocab=vocab, hidden=hidden, intermediate=intermediate, layers=layers, heads=heads)
+            # the compiled module hands attribute reads (embed_tokens, parameters) to the one it wraps
+            if backbone == "lean":
+                return lean
+            # The rotary tables are built now: filled inside the compiled forward, their cache would make
+            # the first graph valid only while it is empty, and a later batch size would compile again.
+            lean.rope(tokens_per_row, torch.device(device), torch.bfloat16)
+            # dynamic: one compiled graph for every batch size (Dynamo keeps batch 1 as a second one)
+            return torch.compile(lean, dynamic=True)
         from transformers import LlamaConfig, LlamaModel
 
         config = LlamaConfig(
@@ -237,7 +250,7 @@ def build_model(
                 self.action_queries.unsqueeze(0).expand(b, -1, -1),
             ]
             embeds = torch.cat(parts, dim=1)
-            if backbone == "lean":
+            if backbone.startswith("lean"):
                 hidden_states = self.backbone(embeds)
             else:  # no KV cache: one pass per chunk, and a graph capture must not keep Python-side cache objects
                 hidden_states = self.backbone(inputs_embeds=embeds, use_cache=False).last_hidden_state
@@ -246,14 +259,18 @@ def build_model(
 
         def describe(self) -> dict[str, Any]:
             return {
-                "config": "LlamaConfig" if backbone == "hf" else "LeanLlama (bench/lean_llama.py)",
+                "config": {
+                    "hf": "LlamaConfig",
+                    "lean": "LeanLlama (bench/lean_llama.py)",
+                    "lean-compiled": "LeanLlama (bench/lean_llama.py) through torch.compile",
+                }[backbone],
                 "layers": layers,
                 "hidden": hidden,
                 "intermediate": intermediate,
                 "heads": heads,
                 "parameters": sum(p.numel() for p in self.parameters()),
                 "dtype": "bfloat16",
-                "tokens_per_row": 2 * (resolution // patch) ** 2 + 1 + prompt_tokens + chunk * ACTION_DIM,
+                "tokens_per_row": tokens_per_row,
             }
 
     torch.manual_seed(seed)
@@ -292,7 +309,9 @@ def make_policy(
     one action per call (``[B, 7]``), so every step is a round trip with both images.
     ``graphs``: batch sizes to capture as CUDA graphs (e.g. ``1,2,4,8,16``; empty: the eager forward), each
     captured and checked against the eager forward now, before the first request.
-    ``backbone``: ``hf`` (transformers' LlamaModel) or ``lean`` (the same network, fused projections).
+    ``backbone``: ``hf`` (transformers' LlamaModel), ``lean`` (the same network, fused projections) or
+    ``lean-compiled`` (``lean`` through torch.compile, compiled here for every batch size before the
+    first request: ~1 min on a GPU machine).
     """
     from eval_runner.policies.captured import parse_sizes
 
@@ -320,6 +339,9 @@ def make_policy(
         runner_chunks=chunks == "runner",
         graph_sizes=parse_sizes(graphs) if graphs else (),
     )
+    if backbone == "lean-compiled":  # compile now, before the first request, not inside a timed run
+        for rows in (2, 1):
+            policy.infer(example_obs(rows, resolution))
     if policy.captured is not None:
         example = policy.example_inputs(rows=max(policy.captured.sizes))
         try:

@@ -93,3 +93,59 @@ def test_the_stand_ins_flops_per_row_are_those_the_published_tflops_figures_assu
     # 601 tokens (2 x 256 patches, proprio, 32 prompt, 56 action queries) through Llama-2-7B's 32 layers
     assert round(forward_flops_per_row(601) / 1e12, 3) == 7.974
     assert forward_flops_per_row(1202) > 2 * forward_flops_per_row(601)  # attention grows with the square
+
+
+COMPILED_CHILD = """
+import json, sys
+import numpy as np
+from bench.llama_policy import make_policy
+from tests.policy_fixtures import make_obs
+
+tiny = {"layers": 2, "hidden": 64, "intermediate": 128, "heads": 2, "resolution": 32, "device": "cpu"}
+obs = make_obs(3, cameras=("agentview", "robot0_eye_in_hand"), resolution=32, seed=2)
+eager = make_policy(**tiny, backbone="lean")
+compiled = make_policy(**tiny, backbone="lean-compiled")  # compiles for batches 2 and 1 while it is built
+from torch._dynamo.utils import counters
+graphs_built = counters["stats"]["unique_graphs"]
+# served later from the server's model thread, at other batch sizes: nothing may compile mid-run
+import threading
+serve = threading.Thread(target=lambda: [compiled.infer(make_obs(n, cameras=("agentview", "robot0_eye_in_hand"),
+                                                                 resolution=32, seed=n)) for n in (3, 7, 1, 16)])
+serve.start(); serve.join()
+out = {"config": compiled.describe()["backbone"]["config"], "graphs_built": graphs_built,
+       "graphs_after_serving": counters["stats"]["unique_graphs"]}
+for rows in (3, 1):
+    part = {k: v[:rows] for k, v in obs.items()}
+    with torch.inference_mode():  # as ChunkedVLA.infer runs it
+        a, b = eager.model(*eager_inputs(eager, part)), compiled.model(*eager_inputs(compiled, part))
+    out[str(rows)] = float((a.float() - b.float()).norm() / a.float().norm())
+json.dump(out, sys.stdout)
+"""
+
+INPUTS = """
+import torch
+from bench.llama_policy import CAMERAS, PROPRIO, prompt_ids
+
+def eager_inputs(policy, obs):
+    images = torch.from_numpy(np.stack([obs[f"{c}_image"] for c in CAMERAS], axis=1))
+    proprio = torch.from_numpy(np.concatenate([np.asarray(obs[k], dtype=np.float32) for k in PROPRIO], axis=1))
+    tokens = np.stack([prompt_ids(t, policy.model.prompt_tokens, policy.model.vocab) for t in obs["task_description"]])
+    return images, proprio, torch.from_numpy(tokens)
+"""
+
+
+def test_given_the_compiled_backbone_then_it_computes_the_lean_backbones_function() -> None:
+    # the same weights (same seed), bf16 both ways: Inductor's fused kernels keep float32 between the
+    # operations eager rounds to bf16, so the two differ by bf16 rounding (~1e-2), not by a wrong network (~1)
+    source = COMPILED_CHILD.replace(
+        "from tests.policy_fixtures import make_obs", "from tests.policy_fixtures import make_obs\n" + INPUTS
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", source], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout)
+    assert got["config"] == "LeanLlama (bench/lean_llama.py) through torch.compile"
+    assert got["3"] < 3e-2 and got["1"] < 3e-2, got
+    # built once for batch 1 and once for every other size, before serving; serving compiles nothing more
+    assert got["graphs_built"] == 2 and got["graphs_after_serving"] == 2, got

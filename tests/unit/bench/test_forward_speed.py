@@ -1,0 +1,45 @@
+"""bench/forward_speed.py's parts that need no GPU: which variants it builds, and how it names kernels."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+
+from bench.forward_speed import kernel_kind, variant_options  # noqa: E402
+
+
+def test_a_variant_is_a_backbone_with_make_policy_options() -> None:
+    assert variant_options("lean") == {"backbone": "lean"}
+    assert variant_options("lean?graphs=8") == {"backbone": "lean", "graphs": 8}
+    assert variant_options("hf?graphs=8+16&chunks=runner") == {"backbone": "hf", "graphs": "8+16", "chunks": "runner"}
+
+
+def test_an_unknown_backbone_is_refused_naming_the_known_ones() -> None:
+    with pytest.raises(SystemExit, match="unknown backbone 'vllm'; use one of hf, lean, lean-compiled"):
+        variant_options("vllm?graphs=8")
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        # names the H200 profile of 2026-12-04 printed (docs/performance.md)
+        ("nvjet_sm90_tst_256x152_64x4_1x2_h_bz_coopA_NNT", "matrix products"),
+        ("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128", "attention"),
+        # Inductor's rotary kernel is named after the attention its output feeds; it is elementwise work
+        ("triton_poi_fused__scaled_dot_product_cudnn_attention_add_cat_mul_neg_split", "elementwise"),
+        ("triton_poi_fused_mul_silu_split_2", "elementwise"),
+        ("triton_red_fused__fused_rms_norm_view_0", "norms"),
+        ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16>", "norms"),
+        ("void at::native::(anonymous namespace)::CatArrayBatchedCopy<OpaqueType<2u>>", "copies"),
+        ("Memcpy DtoD (Device -> Device)", "copies"),
+        ("void at::native::elementwise_kernel<128, 4, gpu_kernel_impl_nocast<silu_kernel>>", "elementwise"),
+        ("some_kernel_nobody_named", "other"),
+    ],
+)
+def test_kernels_are_grouped_by_the_part_of_the_forward_they_run(name: str, kind: str) -> None:
+    assert kernel_kind(name) == kind
