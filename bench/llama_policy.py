@@ -155,6 +155,22 @@ def example_obs(rows: int, resolution: int = 256, seed: int = 0) -> dict[str, An
     return obs
 
 
+def compile_now(policy: ChunkedVLA, resolution: int) -> None:
+    """Compile the ``lean-compiled`` backbone before the first request, not inside a timed run.
+
+    Batch 2 compiles the graph every size from 2 up uses; batch 1 is its own graph to Dynamo.
+    """
+    try:
+        for rows in (2, 1):
+            policy.infer(example_obs(rows, resolution))
+    except Exception as exc:  # Inductor needs Triton (GPU) or a C++ compiler (CPU); say which backbone works
+        raise RuntimeError(
+            f"backbone=lean-compiled could not be compiled here ({type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}); "
+            "torch.compile needs Triton for a GPU and a C++ compiler for a CPU. Use backbone=lean: the same "
+            "network, uncompiled"
+        ) from exc
+
+
 def _take(value: Any, rows: list[int]) -> Any:
     if isinstance(value, np.ndarray):
         return value[rows]
@@ -339,9 +355,8 @@ def make_policy(
         runner_chunks=chunks == "runner",
         graph_sizes=parse_sizes(graphs) if graphs else (),
     )
-    if backbone == "lean-compiled":  # compile now, before the first request, not inside a timed run
-        for rows in (2, 1):
-            policy.infer(example_obs(rows, resolution))
+    if backbone == "lean-compiled":
+        compile_now(policy, resolution)
     if policy.captured is not None:
         example = policy.example_inputs(rows=max(policy.captured.sizes))
         try:

@@ -149,3 +149,22 @@ def test_given_the_compiled_backbone_then_it_computes_the_lean_backbones_functio
     assert got["3"] < 3e-2 and got["1"] < 3e-2, got
     # built once for batch 1 and once for every other size, before serving; serving compiles nothing more
     assert got["graphs_built"] == 2 and got["graphs_after_serving"] == 2, got
+
+
+NO_COMPILER_CHILD = """
+import torch._inductor.config as inductor
+inductor.cpp.cxx = ("/nonexistent/g++",)  # a machine without the C++ compiler Inductor needs on a CPU
+from bench.llama_policy import make_policy
+try:
+    make_policy(layers=1, hidden=64, intermediate=128, heads=2, resolution=32, device="cpu", backbone="lean-compiled")
+except RuntimeError as exc:
+    print(exc)
+"""
+
+
+def test_given_no_compiler_then_the_compiled_backbone_fails_at_build_naming_the_uncompiled_one() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_COMPILER_CHILD], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert "backbone=lean-compiled could not be compiled here" in proc.stdout, proc.stderr[-2000:]
+    assert "No working C++ compiler" in proc.stdout and "Use backbone=lean" in proc.stdout
