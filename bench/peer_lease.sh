@@ -4,20 +4,26 @@
 # rollouts and 1 for the model server), one after the other; ORDER picks which goes first.
 # Carry .gl, .gpu_bundle (bench/gpu_bundle.py) and .whl (vla_eval-0.8.0 and lazyregistry-0.4.0, pure wheels).
 # Usage, from the repository root: bash bench/peer_lease.sh TAG TRIALS [ours-first|peer-first|smoke]
+# BACKBONE (default hf, the earlier pairs' stand-in) picks bench/llama_policy.py's backbone for both sides;
+# WORKERS (default auto: a worker per rollout core) and SHARDS (default 15) size each side.
+# A pair longer than one device call (500 episodes: vla-eval alone ~1,200 s) runs detached and is polled:
+#   mkdir -p /tmp/lease; OUT=/tmp/lease PEER_ARGS="--timeout 1700" setsid nohup bash bench/peer_lease.sh F 50 \
+#     peer-first > /tmp/lease/F.log 2>&1 < /dev/null &
+# then, in the next calls, back to back: sleep 540; tail -n 3 /tmp/lease/F.log; cp /tmp/lease/*.json "$OUT"/
 set -u
-tag=$1 trials=$2 order=${3:-ours-first}
+tag=$1 trials=$2 order=${3:-ours-first} backbone=${BACKBONE:-hf}
 source bench/gpu_setup.sh "${BUNDLE:-.gpu_bundle}"  # a sourced script sees our arguments unless given its own
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/peer .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/peer${PYTHONPATH:+:$PYTHONPATH}
 date -u +"lease clock %F %T UTC"
 ours() {
-  python3 bench/eval_gpu.py --parts suite --workers auto --server-cores 1 --inflight 8 --server-args '--max-batch 16' \
-    --trials "$trials" --timeout 540 --out "$OUT/ours_$tag.json"
+  python3 bench/eval_gpu.py --parts suite --workers "${WORKERS:-auto}" --server-cores 1 --inflight 8 --server-args '--max-batch 16' \
+    --trials "$trials" --timeout 540 --policy-options "backbone=$backbone" --out "$OUT/ours_$tag.json"
 }
 # PEER_ARGS: more bench/peer_vla_eval.py options, e.g. PEER_ARGS="--timeout 170" to bound a short lease
 peer() {
-  python3 bench/peer_vla_eval.py --shards 15 --server-cores 1 --trials "$trials" --out "$OUT/vla_$tag.json" \
-    ${PEER_ARGS:-} "$@"
+  python3 bench/peer_vla_eval.py --shards "${SHARDS:-15}" --server-cores 1 --trials "$trials" --out "$OUT/vla_$tag.json" \
+    --policy-args "backbone=$backbone" ${PEER_ARGS:-} "$@"
 }
 case $order in
   smoke) peer --work /tmp/smoke; tail -n 30 /tmp/smoke/shard_0.log; tail -n 5 /tmp/smoke/server.log ;;

@@ -98,10 +98,10 @@ def start_server(args: argparse.Namespace, work: Path, cpus: list[int]) -> tuple
         str(work / "stats.json"),
     ]
     cmd += ["--policy-args", args.policy_args] if args.policy_args else []
+    # pinned by the adapter once the policy is loaded, as serve-policy does: a compiled backbone compiles on every core
+    cmd += ["--cpus", ",".join(map(str, cpus))]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, preexec_fn=(lambda: os.sched_setaffinity(0, cpus))
-    )
+    proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT)
     while "serving " not in log.read_text():
         if proc.poll() is not None or time.perf_counter() - t0 > 600:
             raise SystemExit(f"vla-eval model server did not start: {log.read_text()[-2000:]}")

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.llama_policy import CAMERAS, make_policy  # noqa: E402
+from eval_runner.policies.serve_cli import pin_process, reserved_cpus  # noqa: E402
 
 #: vla-eval's LIBERO image keys, in the order of the stand-in's cameras
 VLA_EVAL_IMAGES = ("agentview", "wrist")
@@ -124,6 +125,22 @@ def make_server(policy: Any, *, max_batch: int, max_wait_s: float, stats: Server
     return StandInServer(chunk_size=policy.chunk, max_batch_size=max_batch, max_wait_time=max_wait_s)
 
 
+def policy_options(text: str) -> dict[str, Any]:
+    """``'layers=1,device=cpu,backbone=lean'`` -> make_policy's keyword arguments (numbers as numbers)."""
+    options: dict[str, Any] = {}
+    for item in filter(None, text.split(",")):
+        key, _, value = item.partition("=")
+        for kind in (int, float):
+            try:
+                options[key] = kind(value)
+                break
+            except ValueError:
+                continue
+        else:
+            options[key] = value
+    return options
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1")
@@ -134,13 +151,13 @@ def main() -> int:
     parser.add_argument(
         "--policy-args", default="", help="make_policy options, e.g. 'layers=1,hidden=64,device=cpu' (smoke)"
     )
+    parser.add_argument("--cpus", help="cores to pin the server to once the policy is loaded, e.g. 0 or 0-1")
     args = parser.parse_args()
-    options: dict[str, Any] = {}
-    for item in filter(None, args.policy_args.split(",")):
-        key, _, value = item.partition("=")
-        options[key] = value if key in ("device", "chunks", "graphs") else int(value)
-    policy = make_policy(**options)
+    cpus = reserved_cpus(args.cpus)  # a core that does not exist is refused before the load
+    policy = make_policy(**policy_options(args.policy_args))
     policy.infer(stand_in_inputs([_example_observation(policy.obs_spec.resolution)]))  # warm-up, as serve-policy
+    if args.cpus is not None:
+        pin_process(cpus)
     stats = ServerStats()
     server = make_server(policy, max_batch=args.max_batch, max_wait_s=args.max_wait_ms / 1000, stats=stats)
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from bench import peer_vla_eval
 from bench.llama_policy import make_policy
-from bench.vla_eval_adapter import stand_in_inputs
+from bench.vla_eval_adapter import policy_options, stand_in_inputs
 
 
 def _observation(value: int, text: str) -> dict[str, object]:
@@ -30,6 +30,14 @@ def test_given_vla_eval_observations_then_the_stand_in_gets_both_cameras_and_its
     assert inputs["robot0_eef_quat"].shape == (2, 4)  # axis-angle plus a zero: the quaternion's width
     assert inputs["robot0_gripper_qpos"].tolist()[1] == [13.0, 14.0]
     assert inputs["task_description"] == ["pick the bowl", "place it"]
+
+
+def test_the_adapters_policy_args_reach_make_policy_as_numbers_and_names() -> None:
+    options = policy_options("layers=1,action_scale=0.5,device=cpu,backbone=lean-compiled")
+
+    # the same stand-in on both sides of the pair: our side takes backbone= too (bench/peer_lease.sh BACKBONE)
+    assert options == {"layers": 1, "action_scale": 0.5, "device": "cpu", "backbone": "lean-compiled"}
+    assert policy_options("") == {}
 
 
 def test_given_mapped_observations_then_the_stand_in_returns_a_chunk_per_row() -> None:
