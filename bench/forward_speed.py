@@ -2,7 +2,8 @@
 
 The stand-in's compute bound: how fast one GPU runs ``bench/llama_policy.py``'s forward with nothing else
 on it, for each backbone (``hf``: transformers' LlamaModel; ``lean``: the same network with fused
-projections, ``bench/lean_llama.py``) and batch size. The backbones are timed in turns (A B A B ...), each
+projections, ``bench/lean_llama.py``; ``lean-compiled``: ``lean`` through torch.compile) and batch size.
+A variant may carry make_policy options (``lean?graphs=8``: a CUDA graph of batch 8). The backbones are timed in turns (A B A B ...), each
 turn the median of ``--iters`` forwards after warm-up, through ``ChunkedVLA.infer`` (host arrays in,
 actions out: the server's path). It also times one bf16 matrix product of the backbone's largest shape, as
 the ceiling the forward's FLOPs could reach, and counts the forward's FLOPs per row.
@@ -10,6 +11,7 @@ the ceiling the forward's FLOPs could reach, and counts the forward's FLOPs per 
 Run on the GPU machine (no LIBERO needed)::
 
     python3 bench/forward_speed.py --batches 8,16 --rounds 2 --out $OUT/forward.json
+    python3 bench/forward_speed.py --backbones lean,lean-compiled --batches 8 --profile   # GPU ms by kernel kind
 """
 
 from __future__ import annotations
