@@ -164,8 +164,9 @@ def compile_now(policy: ChunkedVLA, resolution: int) -> None:
         for rows in (2, 1):
             policy.infer(example_obs(rows, resolution))
     except Exception as exc:  # Inductor needs Triton (GPU) or a C++ compiler (CPU); say which backbone works
+        reason = (str(exc).splitlines() or [""])[0][:300]
         raise RuntimeError(
-            f"backbone=lean-compiled could not be compiled here ({type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}); "
+            f"backbone=lean-compiled could not be compiled here ({type(exc).__name__}: {reason}); "
             "torch.compile needs Triton for a GPU and a C++ compiler for a CPU. Use backbone=lean: the same "
             "network, uncompiled"
         ) from exc
@@ -219,13 +220,13 @@ def build_model(
             from bench.lean_llama import LeanLlama
 
             lean = LeanLlama(vocab=vocab, hidden=hidden, intermediate=intermediate, layers=layers, heads=heads)
-            # the compiled module hands attribute reads (embed_tokens, parameters) to the one it wraps
             if backbone == "lean":
                 return lean
             # The rotary tables are built now: filled inside the compiled forward, their cache would make
             # the first graph valid only while it is empty, and a later batch size would compile again.
             lean.rope(tokens_per_row, torch.device(device), torch.bfloat16)
-            # dynamic: one compiled graph for every batch size (Dynamo keeps batch 1 as a second one)
+            # dynamic: one compiled graph for every batch size (Dynamo keeps batch 1 as a second one). The
+            # compiled module hands attribute reads (embed_tokens, parameters) to the one it wraps.
             return torch.compile(lean, dynamic=True)
         from transformers import LlamaConfig, LlamaModel
 
@@ -327,7 +328,7 @@ def make_policy(
     captured and checked against the eager forward now, before the first request.
     ``backbone``: ``hf`` (transformers' LlamaModel), ``lean`` (the same network, fused projections) or
     ``lean-compiled`` (``lean`` through torch.compile, compiled here for every batch size before the
-    first request: ~1 min on a GPU machine).
+    first request).
     """
     from eval_runner.policies.captured import parse_sizes
 
