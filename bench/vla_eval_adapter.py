@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.llama_policy import CAMERAS, make_policy  # noqa: E402
-from eval_runner.policies.serve_cli import pin_process, reserved_cpus  # noqa: E402
+from eval_runner.policies.serve_cli import limit_torch_threads, pin_process, reserved_cpus  # noqa: E402
 
 #: vla-eval's LIBERO image keys, in the order of the stand-in's cameras
 VLA_EVAL_IMAGES = ("agentview", "wrist")
@@ -154,6 +154,8 @@ def main() -> int:
     parser.add_argument("--cpus", help="cores to pin the server to once the policy is loaded, e.g. 0 or 0-1")
     args = parser.parse_args()
     cpus = reserved_cpus(args.cpus)  # a core that does not exist is refused before the load
+    if args.cpus is not None:
+        limit_torch_threads(len(cpus))  # before the load, as serve-policy: a compiled model guards on it
     policy = make_policy(**policy_options(args.policy_args))
     policy.infer(stand_in_inputs([_example_observation(policy.obs_spec.resolution)]))  # warm-up, as serve-policy
     if args.cpus is not None:

@@ -64,8 +64,12 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"--batch-window-ms {args.batch_window_ms}: give 0 or more milliseconds")
     cpus = reserved_cpus(args.cpus)  # refused now, before minutes of loading, when a core does not exist
     checkpoint = materialize_checkpoint(args.checkpoint, args.cache_dir) if args.checkpoint else None
-    # Loaded on every core: a model compiled at load time (torch.compile) compiles in parallel. Nothing
-    # else runs yet; the workers start once "serving" is printed.
+    if args.cpus is not None:
+        # Before the load: torch.compile guards on the thread count, so changing it afterwards would
+        # compile the model again at its first request.
+        limit_torch_threads(len(cpus))
+    # Loaded on every core: a model compiled at load time compiles in parallel (in worker processes).
+    # Nothing else runs yet; the workers start once "serving" is printed.
     policy = load_policy(args.policy, checkpoint)
     provenance = {"cpus": pin_process(cpus) if args.cpus is not None else cpus}
     batching = ServerBatching(max_batch=args.max_batch, window_ms=args.batch_window_ms)
@@ -138,10 +142,13 @@ def pin_process(cpus: list[int]) -> list[int]:
         except (ProcessLookupError, PermissionError):  # the thread ended meanwhile, or is not ours to move
             continue
     os.sched_setaffinity(0, cpus)
+    return cpus
+
+
+def limit_torch_threads(count: int) -> None:
+    """PyTorch's intra-op threads, one per reserved core: more would only contend (no-op without torch)."""
     try:
         import torch
-
-        torch.set_num_threads(len(cpus))  # intra-op threads beyond the reserved cores would only contend
     except ImportError:
-        pass
-    return cpus
+        return
+    torch.set_num_threads(count)

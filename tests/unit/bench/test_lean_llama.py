@@ -168,3 +168,50 @@ def test_given_no_compiler_then_the_compiled_backbone_fails_at_build_naming_the_
     )
     assert "backbone=lean-compiled could not be compiled here" in proc.stdout, proc.stderr[-2000:]
     assert "No working C++ compiler" in proc.stdout and "Use backbone=lean" in proc.stdout
+
+
+def test_given_a_server_on_reserved_cores_then_the_compiled_backbone_never_compiles_while_serving() -> None:
+    import os
+    import socket
+
+    from eval_runner.policies.remote import ServerPolicy
+    from tests.policy_fixtures import make_obs
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    options = "layers=1&hidden=64&intermediate=128&heads=2&resolution=32&device=cpu&backbone=lean-compiled"
+    core = sorted(os.sched_getaffinity(0))[-1]
+    spec = f"python:bench.llama_policy:make_policy?{options}"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rlinf_cli.main",
+            "serve-policy",
+            "--port",
+            str(port),
+            "--cpus",
+            str(core),
+            "--policy",
+            spec,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "TORCH_LOGS": "recompiles", "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        client = ServerPolicy(f"ws://127.0.0.1:{port}", retries=120, backoff_s=0.5, max_backoff_s=1.0)
+        for rows in (3, 5, 1):  # sizes the build did not compile for, from the server's model thread
+            obs = make_obs(rows, cameras=("agentview", "robot0_eye_in_hand"), resolution=32, seed=rows)
+            assert client.act(obs).shape == (rows, 8, 7)
+        client.close()
+    finally:
+        proc.terminate()
+        output, _ = proc.communicate(timeout=60)
+    serving = output.index("serving python:bench.llama_policy")
+    # Dynamo logs every recompile; the build's own (batch 1 after batch 2) comes before "serving". Pinning
+    # the server's threads after the build must not change what the graphs guard on (the thread count).
+    assert "Recompiling" not in output[serving:], output[serving:][-3000:]
