@@ -450,6 +450,12 @@ class GpmSampler:
             self.result = {"error": f"{type(exc).__name__}: {exc}"}
 
 
+def recompiles_while_serving(server_log: str) -> int:
+    """Recompiles Dynamo logged after the server said "serving": each one stalled the model mid-run."""
+    _, serving, after = server_log.partition("serving ")
+    return after.count("Recompiling function") if serving else 0
+
+
 def serve(port: int, log_path: Path, spec: str, extra: list[str] | None = None) -> subprocess.Popen[bytes]:
     # `rlinf-bench serve-policy`'s own parser and run(), without the CLI's registry of other commands
     launcher = (
@@ -457,7 +463,9 @@ def serve(port: int, log_path: Path, spec: str, extra: list[str] | None = None) 
         "serve_cli.register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))"
     )
     cmd = [sys.executable, "-c", launcher, "serve-policy", "--policy", spec, "--port", str(port), *(extra or [])]
-    proc = subprocess.Popen(cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, cwd=ROOT)
+    # Dynamo logs each recompile of a compiled policy (backbone=lean-compiled): server_recompiles counts them
+    env = {**os.environ, "TORCH_LOGS": os.environ.get("TORCH_LOGS", "recompiles")}
+    proc = subprocess.Popen(cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, cwd=ROOT, env=env)
     deadline = time.monotonic() + 600
     while "serving " not in log_path.read_text():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -515,6 +523,7 @@ def task_wall(
         "wall_s": round(wall, 1),
         "gpu": gpm.result,
     }
+    row["server_recompiles"] = recompiles_while_serving(server_log.read_text())
     for line in server_log.read_text().splitlines():
         if line.startswith("policy server stopped: "):
             row["server"] = json.loads(line.removeprefix("policy server stopped: "))

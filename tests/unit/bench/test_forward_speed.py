@@ -1,4 +1,4 @@
-"""bench/forward_speed.py's parts that need no GPU: which variants it builds, and how it names kernels."""
+"""bench/forward_speed.py's parts that need no GPU (variants, kernel kinds), and eval_gpu.py's recompile count."""
 
 from __future__ import annotations
 
@@ -43,3 +43,13 @@ def test_an_unknown_backbone_is_refused_naming_the_known_ones() -> None:
 )
 def test_kernels_are_grouped_by_the_part_of_the_forward_they_run(name: str, kind: str) -> None:
     assert kernel_kind(name) == kind
+
+
+def test_the_suite_run_counts_only_the_recompiles_logged_after_the_server_said_serving() -> None:
+    from bench.eval_gpu import recompiles_while_serving
+
+    head = "[0/1] [__recompiles] Recompiling function forward in bench/lean_llama.py:96\n"  # the build's own
+    log = head + "serving python:bench.llama_policy:make_policy at ws://127.0.0.1:8765\n"
+    assert recompiles_while_serving(log) == 0
+    assert recompiles_while_serving(log + head.replace("0/1", "0/2") + head.replace("0/1", "0/3")) == 2
+    assert recompiles_while_serving(head) == 0  # a server that never served: its failure is reported elsewhere
