@@ -523,8 +523,9 @@ def task_wall(
         "wall_s": round(wall, 1),
         "gpu": gpm.result,
     }
-    row["server_recompiles"] = recompiles_while_serving(server_log.read_text())
-    for line in server_log.read_text().splitlines():
+    server_output = server_log.read_text()
+    row["server_recompiles"] = recompiles_while_serving(server_output)
+    for line in server_output.splitlines():
         if line.startswith("policy server stopped: "):
             row["server"] = json.loads(line.removeprefix("policy server stopped: "))
     if out.exists():

@@ -3,8 +3,8 @@
 The stand-in's compute bound: how fast one GPU runs ``bench/llama_policy.py``'s forward with nothing else
 on it, for each backbone (``hf``: transformers' LlamaModel; ``lean``: the same network with fused
 projections, ``bench/lean_llama.py``; ``lean-compiled``: ``lean`` through torch.compile) and batch size.
-A variant may carry make_policy options (``lean?graphs=8``: a CUDA graph of batch 8). The backbones are timed in turns (A B A B ...), each
-turn the median of ``--iters`` forwards after warm-up, through ``ChunkedVLA.infer`` (host arrays in,
+A variant may carry make_policy options (``lean?graphs=8``: a CUDA graph of batch 8). The backbones are
+timed in turns (A B A B ...), each turn the median of ``--iters`` forwards after warm-up, through ``ChunkedVLA.infer`` (host arrays in,
 actions out: the server's path). It also times one bf16 matrix product of the backbone's largest shape, as
 the ceiling the forward's FLOPs could reach, and counts the forward's FLOPs per row.
 
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu import results_path  # noqa: E402  (the same guard on bench/results/)
-from bench.llama_policy import BACKBONES, LLAMA_7B, example_obs, make_policy  # noqa: E402
+from bench.llama_policy import BACKBONES, LLAMA_7B, example_obs, make_policy, option_value  # noqa: E402
 
 
 def forward_flops_per_row(tokens: int) -> float:
@@ -45,7 +45,7 @@ def variant_options(variant: str) -> dict[str, Any]:
     if backbone not in BACKBONES:
         raise SystemExit(f"--backbones: unknown backbone {backbone!r}; use one of {', '.join(BACKBONES)}")
     pairs = [part.partition("=") for part in query.split("&") if part]  # not parse_qsl: it reads + as a space
-    options = {key: int(value) if value.isdigit() else value for key, _, value in pairs}
+    options = {key: option_value(value) for key, _, value in pairs}
     return {"backbone": backbone, **options}
 
 
@@ -111,7 +111,8 @@ def profile_forward(policy: Any, obs: dict[str, Any], iters: int = 3, top: int =
             kernels[event.key] = kernels.get(event.key, 0.0) + us / iters
     by_kind: dict[str, float] = {}
     for name, us in kernels.items():
-        by_kind[kernel_kind(name)] = by_kind.get(kernel_kind(name), 0.0) + us
+        kind = kernel_kind(name)
+        by_kind[kind] = by_kind.get(kind, 0.0) + us
     longest = sorted(kernels.items(), key=lambda kv: -kv[1])[:top]
     return {
         "gpu_ms_per_forward": round(sum(kernels.values()) / 1000, 2),

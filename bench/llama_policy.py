@@ -178,6 +178,16 @@ def _take(value: Any, rows: list[int]) -> Any:
     return [value[i] for i in rows]
 
 
+def option_value(text: str) -> int | float | str:
+    """A make_policy option given as text (a command line, a query string): a number where it reads as one."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
 def prompt_ids(text: str, length: int, vocab: int) -> np.ndarray:
     """Word-hashed token ids of the instruction, padded/cut to ``length`` (a stand-in for a tokenizer)."""
     words = text.lower().split()[:length]

@@ -32,7 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.llama_policy import CAMERAS, make_policy  # noqa: E402
+from bench.llama_policy import CAMERAS, make_policy, option_value  # noqa: E402
 from eval_runner.policies.serve_cli import limit_torch_threads, pin_process, reserved_cpus  # noqa: E402
 
 #: vla-eval's LIBERO image keys, in the order of the stand-in's cameras
@@ -127,18 +127,8 @@ def make_server(policy: Any, *, max_batch: int, max_wait_s: float, stats: Server
 
 def policy_options(text: str) -> dict[str, Any]:
     """``'layers=1,device=cpu,backbone=lean'`` -> make_policy's keyword arguments (numbers as numbers)."""
-    options: dict[str, Any] = {}
-    for item in filter(None, text.split(",")):
-        key, _, value = item.partition("=")
-        for kind in (int, float):
-            try:
-                options[key] = kind(value)
-                break
-            except ValueError:
-                continue
-        else:
-            options[key] = value
-    return options
+    pairs = [item.partition("=") for item in text.split(",") if item]
+    return {key: option_value(value) for key, _, value in pairs}
 
 
 def main() -> int:
