@@ -63,6 +63,7 @@ class PolicyServer:
         self.batch_sizes: list[int] = []  # rows per request
         self.call_sizes: list[int] = []  # rows per policy call (requests merged)
         self.call_seconds: list[float] = []  # wall time of each policy call (the forward, for a GPU policy)
+        self.call_starts: list[float] = []  # perf_counter at each call's start, for where the model idled
         self.first_call_at: float | None = None  # perf_counter at the first call's start
         self._queue = RequestQueue(self.batching)
         self._model_thread = threading.Thread(target=self._model_loop, name="policy-model", daemon=True)
@@ -210,6 +211,7 @@ class PolicyServer:
         actions = check_actions(self.policy.act(obs), rows, source=f"policy {self.name}", chunks=True)
         with self._counter_lock:
             self.call_sizes.append(rows)
+            self.call_starts.append(started)
             self.call_seconds.append(time.perf_counter() - started)
         return actions
 
@@ -218,10 +220,13 @@ class PolicyServer:
 
         ``model_busy`` is the share of that span spent inside policy calls; ``ms_per_row_by_rows`` is the
         mean call time divided by its rows, for each call size (a GPU policy's forward, under whatever
-        else the machine was doing).
+        else the machine was doing). ``model_busy_by_tenth`` splits that span into ten equal windows
+        and gives the busy share of each, so idle time at the start, in the steady state and in the
+        last wave can be told apart.
         """
         with self._counter_lock:
             sizes, seconds = list(self.call_sizes), list(self.call_seconds)
+            starts = list(self.call_starts)
         summary: dict[str, Any] = {
             "requests": self.requests,
             "errors": self.errors,
@@ -231,7 +236,8 @@ class PolicyServer:
         }
         if not sizes or self.first_call_at is None:
             return summary
-        span = time.perf_counter() - self.first_call_at
+        now = time.perf_counter()
+        span = now - self.first_call_at
         by_rows: dict[int, list[float]] = {}
         for rows, secs in zip(sizes, seconds, strict=True):
             by_rows.setdefault(rows, []).append(secs)
@@ -239,9 +245,29 @@ class PolicyServer:
             "model_busy_s": round(sum(seconds), 2),
             "first_call_to_stop_s": round(span, 2),
             "model_busy": round(sum(seconds) / span, 4) if span > 0 else None,
+            "model_busy_by_tenth": busy_by_window(starts, seconds, self.first_call_at, now, windows=10),
             "ms_per_row": round(1000 * sum(seconds) / sum(sizes), 2),
             "ms_per_row_by_rows": {
                 rows: [len(times), round(1000 * sum(times) / len(times) / rows, 2)]
                 for rows, times in sorted(by_rows.items())
             },
         }
+
+
+def busy_by_window(
+    starts: list[float], seconds: list[float], begin: float, end: float, *, windows: int
+) -> list[float]:
+    """The share of each of ``windows`` equal slices of ``[begin, end]`` covered by the calls ``(start, seconds)``.
+
+    A call that straddles a boundary counts in both slices, in proportion.
+    """
+    width = (end - begin) / windows
+    if width <= 0:
+        return []
+    busy = [0.0] * windows
+    for start, length in zip(starts, seconds, strict=True):
+        lo, hi = start, start + length
+        first, last = int((lo - begin) // width), int((hi - begin) // width)
+        for k in range(max(0, first), min(windows - 1, last) + 1):
+            busy[k] += max(0.0, min(hi, begin + (k + 1) * width) - max(lo, begin + k * width))
+    return [round(b / width, 3) for b in busy]

@@ -14,7 +14,7 @@ import numpy as np
 from eval_runner.policies.base import ObservationSpec, Policy
 from eval_runner.policies.remote import ServerPolicy
 from eval_runner.policies.request_batching import PendingRequest, RequestQueue, ServerBatching
-from eval_runner.policies.server import PolicyServer
+from eval_runner.policies.server import PolicyServer, busy_by_window
 
 
 def _obs(ids: list[str], x0: float = 0.0) -> dict[str, Any]:
@@ -186,3 +186,11 @@ def test_given_calls_of_several_sizes_then_the_summary_says_how_busy_the_model_w
     assert set(summary["ms_per_row_by_rows"]) == {1, 2}
     assert [calls for calls, _ in summary["ms_per_row_by_rows"].values()] == [1, 2]
     assert all(19.0 <= ms < 40.0 for _, ms in summary["ms_per_row_by_rows"].values())
+    by_tenth = summary["model_busy_by_tenth"]  # busy first, then the 0.1 s idle at the end
+    assert len(by_tenth) == 10 and by_tenth[0] > 0.5 and by_tenth[-1] == 0.0
+
+
+def test_busy_by_window_splits_a_call_across_the_windows_it_spans() -> None:
+    # windows of 1 s over [10, 14]: a call 10.5-11.5 and one 13.0-13.25
+    assert busy_by_window([10.5, 13.0], [1.0, 0.25], 10.0, 14.0, windows=4) == [0.5, 0.5, 0.0, 0.25]
+    assert busy_by_window([], [], 10.0, 10.0, windows=4) == []
