@@ -105,11 +105,21 @@ def test_given_a_peer_run_of_other_work_or_incomplete_then_it_is_refused_naming_
     assert "vla_bad.json" in str(refused.value)
 
 
-def test_given_fewer_peer_runs_than_ours_then_the_pairing_is_refused(tmp_path: Path) -> None:
-    ours = [_write(tmp_path, f"ours_{k}.json", _ours(300.0)) for k in range(2)]
+def test_given_one_peer_run_beside_two_of_ours_then_each_of_ours_is_set_against_it(tmp_path: Path) -> None:
+    ours = [_write(tmp_path, f"ours_{k}.json", _ours(w)) for k, w in enumerate((250.0, 260.0))]
+
+    doc = assemble(ours, "lease", {}, None, [], [_write(tmp_path, "vla_0.json", _peer(650.0))])
+
+    assert doc["vla_eval"]["wall_s"] == [650.0]
+    assert doc["vla_eval"]["ours_over_vla_eval_episodes_per_h"] == [2.6, 2.5]
+
+
+def test_given_peer_runs_that_do_not_pair_with_ours_then_the_pairing_is_refused(tmp_path: Path) -> None:
+    ours = [_write(tmp_path, f"ours_{k}.json", _ours(300.0)) for k in range(3)]
+    peers = [_write(tmp_path, f"vla_{k}.json", _peer(400.0)) for k in range(2)]
 
     with pytest.raises(SystemExit, match="one per --suite-runs file"):
-        assemble(ours, "lease", {}, None, [], [_write(tmp_path, "vla_0.json", _peer(400.0))])
+        assemble(ours, "lease", {}, None, [], peers)
 
 
 def test_given_runs_of_part_of_the_suite_then_the_whole_suite_goals_are_not_judged(tmp_path: Path) -> None:
