@@ -254,9 +254,7 @@ class PolicyServer:
         }
 
 
-def busy_by_window(
-    starts: list[float], seconds: list[float], begin: float, end: float, *, windows: int
-) -> list[float]:
+def busy_by_window(starts: list[float], seconds: list[float], begin: float, end: float, *, windows: int) -> list[float]:
     """The share of each of ``windows`` equal slices of ``[begin, end]`` covered by the calls ``(start, seconds)``.
 
     A call that straddles a boundary counts in both slices, in proportion.
