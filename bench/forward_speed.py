@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.eval_gpu import results_path  # noqa: E402  (the same guard on bench/results/)
+from bench.eval_gpu_common import results_path  # noqa: E402  (the same guard on bench/results/)
 from bench.llama_policy import BACKBONES, LLAMA_7B, example_obs, make_policy, option_value  # noqa: E402
 
 

@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.eval_gpu import results_path  # noqa: E402  (the same guard on bench/results/)
+from bench.eval_gpu_common import results_path  # noqa: E402  (the same guard on bench/results/)
 
 #: the settings two runs must share to be "the same work measured twice"
 SAME_WORK = ("suite", "max_steps", "settle_steps", "cameras", "resolution")

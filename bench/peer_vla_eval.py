@@ -38,7 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.eval_gpu import GpmSampler, machine, results_path, split_cpus  # noqa: E402
+from bench.eval_gpu_common import GpmSampler, machine, results_path, split_cpus  # noqa: E402
 
 BENCHMARK = "vla_eval.benchmarks.libero.benchmark:LIBEROBenchmark"
 #: OFT's LIBERO horizons (vla-eval's MAX_STEP_MAPPING agrees), policy steps after the settle steps

@@ -46,7 +46,7 @@ def test_kernels_are_grouped_by_the_part_of_the_forward_they_run(name: str, kind
 
 
 def test_the_suite_run_counts_only_the_recompiles_logged_after_the_server_said_serving() -> None:
-    from bench.eval_gpu import recompiles_while_serving
+    from bench.eval_gpu_served import recompiles_while_serving
 
     head = "[0/1] [__recompiles] Recompiling function forward in bench/lean_llama.py:96\n"  # the build's own
     log = head + "serving python:bench.llama_policy:make_policy at ws://127.0.0.1:8765\n"
