@@ -214,98 +214,33 @@ def build_model(
     ``backbone``: ``hf`` is transformers' ``LlamaModel``; ``lean`` is :class:`bench.lean_llama.LeanLlama`,
     the same network with fused projections (same parameters and FLOPs, fewer and larger kernels);
     ``lean-compiled`` is ``lean`` through ``torch.compile``, whose Inductor fuses the norms, rotary
-    embedding and SwiGLU into a few kernels (the matrix products stay cuBLAS's).
+    embedding and SwiGLU into a few kernels (the matrix products stay cuBLAS's). The network is
+    :class:`bench.stand_in_vla.StandInVLA`.
     """
-    import torch
-    from torch import nn
-
-    vocab = 32000
     if backbone not in BACKBONES:
         raise ValueError(f"backbone={backbone!r}: use one of {', '.join(BACKBONES)}")
+    import torch
+
+    from bench.stand_in_vla import StandInVLA
 
     tokens_per_row = 2 * (resolution // patch) ** 2 + 1 + prompt_tokens + chunk * ACTION_DIM
-
-    def make_backbone() -> nn.Module:
-        if backbone.startswith("lean"):
-            from bench.lean_llama import LeanLlama
-
-            lean = LeanLlama(vocab=vocab, hidden=hidden, intermediate=intermediate, layers=layers, heads=heads)
-            if backbone == "lean":
-                return lean
-            # The rotary tables are built now: filled inside the compiled forward, their cache would make
-            # the first graph valid only while it is empty, and a later batch size would compile again.
-            lean.rope(tokens_per_row, torch.device(device), torch.bfloat16)
-            # dynamic: one compiled graph for every batch size (Dynamo keeps batch 1 as a second one). The
-            # compiled module hands attribute reads (embed_tokens, parameters) to the one it wraps.
-            return torch.compile(lean, dynamic=True)
-        from transformers import LlamaConfig, LlamaModel
-
-        config = LlamaConfig(
-            vocab_size=vocab,
-            hidden_size=hidden,
-            intermediate_size=intermediate,
-            num_hidden_layers=layers,
-            num_attention_heads=heads,
-            num_key_value_heads=heads,
-            max_position_embeddings=4096,
-        )
-        config._attn_implementation = "sdpa"
-        return LlamaModel(config)
-
-    class VLA(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.backbone = make_backbone()
-            self.patch = nn.Conv2d(3, 1152, kernel_size=patch, stride=patch)  # SigLIP's width
-            self.projector = nn.Sequential(nn.Linear(1152, hidden), nn.GELU(), nn.Linear(hidden, hidden))
-            self.proprio = nn.Sequential(nn.Linear(PROPRIO_DIM, hidden), nn.GELU(), nn.Linear(hidden, hidden))
-            self.action_queries = nn.Parameter(torch.randn(chunk * ACTION_DIM, hidden) * 0.02)
-            self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, 1))
-            self.prompt_tokens = prompt_tokens
-            self.vocab = vocab
-            self.chunk = chunk
-
-        def forward(self, images: torch.Tensor, proprio: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-            b = images.shape[0]
-            x = images.flatten(0, 1).permute(0, 3, 1, 2).to(torch.bfloat16) / 255.0  # [B*cams, 3, H, W]
-            patches = self.projector(self.patch(x).flatten(2).transpose(1, 2))  # [B*cams, P, hidden]
-            patches = patches.reshape(b, -1, patches.shape[-1])
-            parts = [
-                patches,
-                self.proprio(proprio.to(torch.bfloat16)).unsqueeze(1),
-                self.backbone.embed_tokens(tokens),
-                self.action_queries.unsqueeze(0).expand(b, -1, -1),
-            ]
-            embeds = torch.cat(parts, dim=1)
-            if backbone.startswith("lean"):
-                hidden_states = self.backbone(embeds)
-            else:  # no KV cache: one pass per chunk, and a graph capture must not keep Python-side cache objects
-                hidden_states = self.backbone(inputs_embeds=embeds, use_cache=False).last_hidden_state
-            actions = self.head(hidden_states[:, -self.chunk * ACTION_DIM :])  # [B, chunk*7, 1]
-            return actions.reshape(b, self.chunk, ACTION_DIM)
-
-        def describe(self) -> dict[str, Any]:
-            return {
-                "config": {
-                    "hf": "LlamaConfig",
-                    "lean": "LeanLlama (bench/lean_llama.py)",
-                    "lean-compiled": "LeanLlama (bench/lean_llama.py) through torch.compile",
-                }[backbone],
-                "layers": layers,
-                "hidden": hidden,
-                "intermediate": intermediate,
-                "heads": heads,
-                "parameters": sum(p.numel() for p in self.parameters()),
-                "dtype": "bfloat16",
-                "tokens_per_row": tokens_per_row,
-            }
-
     torch.manual_seed(seed)
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.bfloat16)  # build in bf16 directly: 6.5e9 float32 parameters would be 26 GB
     try:
         with torch.device(device):
-            model = VLA()
+            model = StandInVLA(
+                backbone,
+                hidden=hidden,
+                patch=patch,
+                chunk=chunk,
+                prompt_tokens=prompt_tokens,
+                device=device,
+                layers=layers,
+                intermediate=intermediate,
+                heads=heads,
+                tokens_per_row=tokens_per_row,
+            )
     finally:
         torch.set_default_dtype(previous)
     return model.eval()
