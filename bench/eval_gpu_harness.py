@@ -101,23 +101,14 @@ def cli_evaluate(argv: list[str]) -> int:
     import logging
 
     from eval_runner.cli import add_arguments, build_run
+    from eval_runner.envs.libero_kind import settings_from_args
     from eval_runner.loop import evaluate
-    from eval_runner.settings import EvalSettings
 
     parser = argparse.ArgumentParser(prog="evaluate")
     add_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = EvalSettings(
-        settle_steps=args.settle_steps,
-        max_retries=args.max_retries,
-        cache_dir=args.cache_dir,
-        progress=not args.no_progress,
-        worker_threads=args.worker_threads,
-        resume=args.resume,
-        batch_window_ms=args.batch_window_ms,
-        max_batch=args.max_batch,
-    )
+    settings = settings_from_args(args)
     run = build_run(args)
     evaluate(run, out_path=run.output_uri, settings=settings, command=["rlinf-bench", "evaluate", *argv])
     return 0

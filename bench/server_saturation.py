@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu_common import results_path  # noqa: E402
+from bench.policy_server_latency import CAMERAS, make_obs  # noqa: E402
 from eval_runner.policies.base import ObservationSpec, Policy  # noqa: E402
 
-CAMERAS = ("agentview", "robot0_eye_in_hand")
 RESOLUTION = 256
 CHUNK = 8
 
@@ -58,18 +58,9 @@ class GpuLike(Policy):
 
 
 def observation(rows: int, seed: int) -> dict[str, Any]:
-    """A request as the runner sends it: two 256 px images and the proprio per row."""
-    rng = np.random.default_rng(seed)
-    obs: dict[str, Any] = {
-        f"{c}_image": rng.integers(0, 256, (rows, RESOLUTION, RESOLUTION, 3), dtype=np.uint8) for c in CAMERAS
-    }
-    obs |= {
-        "robot0_eef_pos": np.zeros((rows, 3), np.float32),
-        "robot0_eef_quat": np.zeros((rows, 4), np.float32),
-        "robot0_gripper_qpos": np.zeros((rows, 2), np.float32),
-        "episode_id": [f"libero_spatial/0/{seed}_{i}" for i in range(rows)],
-        "task_description": ["pick up the black bowl and place it on the plate"] * rows,
-    }
+    """A request as the runner sends it (two 256 px images and the proprio per row), its own episodes."""
+    obs = make_obs(rows, CAMERAS, RESOLUTION, np.random.default_rng(seed))
+    obs["episode_id"] = [f"libero_spatial/0/{seed}_{i}" for i in range(rows)]
     return obs
 
 

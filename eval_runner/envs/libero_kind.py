@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from eval_runner.envs.kinds import EnvKind
 from rlinf_bench.contracts import EvalRun, RunResult
+
+if TYPE_CHECKING:
+    from eval_runner.settings import EvalSettings
 
 __all__ = ["KIND", "evaluate", "list_tasks"]
 
@@ -33,13 +37,11 @@ def list_tasks(suite_name: str) -> str:
     return "\n".join(lines)
 
 
-def evaluate(run: EvalRun, out: str, args: argparse.Namespace, command: Sequence[str]) -> RunResult:
-    """Preflight, then the worker loop; the RunResult is written to ``out`` as it grows."""
-    from eval_runner.loop import evaluate as evaluate_libero
+def settings_from_args(args: argparse.Namespace) -> EvalSettings:
+    """The ``evaluate`` command line's run settings (what is not part of the EvalRun)."""
     from eval_runner.settings import EvalSettings
-    from rlinf_doctor.preflight import eval_preflight
 
-    settings = EvalSettings(
+    return EvalSettings(
         settle_steps=args.settle_steps,
         max_retries=args.max_retries,
         cache_dir=args.cache_dir,
@@ -49,6 +51,14 @@ def evaluate(run: EvalRun, out: str, args: argparse.Namespace, command: Sequence
         batch_window_ms=args.batch_window_ms,
         max_batch=args.max_batch,
     )
+
+
+def evaluate(run: EvalRun, out: str, args: argparse.Namespace, command: Sequence[str]) -> RunResult:
+    """Preflight, then the worker loop; the RunResult is written to ``out`` as it grows."""
+    from eval_runner.loop import evaluate as evaluate_libero
+    from rlinf_doctor.preflight import eval_preflight
+
+    settings = settings_from_args(args)
     doctor = eval_preflight(run, out=out, cache_dir=args.cache_dir, command=command, write=not args.resume)
     return evaluate_libero(
         run, out_path=out, settings=settings, command=command, provenance_extra={"doctor": doctor.record()}
