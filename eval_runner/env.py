@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from eval_runner.init_states import load_init_states
 from eval_runner.physics import SplitCounters, computed_once
 from eval_runner.policies.base import ACTION_DIM, SETTLE_ACTION, ObservationSpec
 from eval_runner.scheduler import RngStart, RngState, seeded_state
@@ -35,8 +36,6 @@ class LiberoEnv:
     """
 
     def __init__(self, task: TaskInfo, obs_spec: ObservationSpec, *, horizon: int, video: bool = False) -> None:
-        import torch  # LIBERO's init states are torch pickles
-
         try:
             from libero.libero.envs.env_wrapper import ControlEnv
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -63,7 +62,7 @@ class LiberoEnv:
             horizon=horizon + 1000,
             ignore_done=True,
         )
-        self.init_states = torch.load(task.init_states_file, weights_only=False)
+        self.init_states = load_init_states(task.init_states_file)
         # The samplers of articulated objects' initial states (drawers open or closed, stoves on or off) that
         # one scene load adds to LIBERO's list (empty for most tasks): see _reset_as_reference.
         self._property_samplers = list(getattr(self._env.env, "object_property_initializers", []))

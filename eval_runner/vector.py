@@ -68,7 +68,7 @@ def limit_threads(threads: int) -> None:
 
 def worker_main(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - runs in the child
     """Entry point of a worker process."""
-    limit_threads(config.threads)  # before numpy/torch/Mesa size their thread pools
+    limit_threads(config.threads)  # before numpy/Mesa (and torch, if a scene hook loads it) size their pools
     # Ctrl-C goes to the whole process group: the parent decides how to stop, and closes us.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s worker: %(message)s")
@@ -94,9 +94,6 @@ def _serve(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover 
     except errors.RlinfBenchError as exc:
         conn.send(("error", type(exc).__name__, str(exc)))
         return
-    import torch  # imported anyway for LIBERO's init states; its intra-op pool ignores OMP_NUM_THREADS once loaded
-
-    torch.set_num_threads(config.threads)
     state = _WorkerState(config)
     try:
         while True:

@@ -1,0 +1,161 @@
+"""What a LIBERO worker process costs before its first observation: wall time, CPU time and peak memory.
+
+Every evaluation spawns its workers fresh (``spawn``: a CUDA parent cannot fork safely), and each one imports
+the simulator, builds its task's scene and resets it before the policy sees anything. On the H200 the first
+wave's start-up is ~12 s of a ~290 s suite (issue 25), and the second wave starts beside stepping workers.
+
+This bench starts ``--workers`` real workers (``eval_runner.vector.worker_main``) at once, sends each the
+start of one episode (task ``i mod 10``, initial state ``i``, 10 settle steps, both cameras), and records per
+worker the time from the spawn to its first observation, its CPU time and its peak resident memory then.
+It runs two variants in turns, ``--rounds`` times each:
+
+- ``as-built``: the worker as it is;
+- ``with-torch``: the same worker importing torch first, as every worker did until LIBERO's initial states
+  were read without it (``eval_runner/init_states.py``). The difference is what that import cost.
+
+Run: ``.venv/bin/python bench/worker_start.py [--workers 2] [--rounds 3]``; writes
+``bench/results/worker_start_cpu.json`` with ``--update-results`` (else ``--out``, ``$OUT`` or a temporary file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.eval_gpu_common import results_path  # noqa: E402
+from eval_runner.libero_setup import configure_libero  # noqa: E402
+from eval_runner.policies.base import ObservationSpec  # noqa: E402
+from eval_runner.scheduler import EpisodeTask  # noqa: E402
+from eval_runner.vector import WorkerConfig, WorkerHandle, close_all, worker_main  # noqa: E402
+
+CAMERAS = ("agentview", "robot0_eye_in_hand")
+SETTLE_STEPS = 10
+VARIANTS = ("as-built", "with-torch")
+
+
+def worker_with_torch(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - runs in the child
+    """The worker as it was before: torch imported (and its threads capped) before anything else."""
+    from eval_runner.vector import limit_threads
+
+    limit_threads(config.threads)
+    import torch
+
+    torch.set_num_threads(config.threads)
+    worker_main(conn, config)
+
+
+def process_figures(pid: int) -> tuple[float, float, bool]:
+    """(CPU seconds used so far, peak resident MiB, whether torch's library is loaded) of a live process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu_s = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    peak_kib = next(
+        int(line.split()[1])
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("VmHWM")
+    )
+    torch_loaded = "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+    return cpu_s, peak_kib / 1024, torch_loaded
+
+
+def start_workers(variant: str, workers: int, config: WorkerConfig) -> dict[str, Any]:
+    """Spawn ``workers`` at once, start one episode on each, and time each one's first observation."""
+    target = worker_with_torch if variant == "with-torch" else worker_main
+    t0 = time.perf_counter()
+    handles = [WorkerHandle(i, config, target=target) for i in range(workers)]
+    for i, handle in enumerate(handles):
+        handle.send(("start", EpisodeTask(task_id=i % 10, init_state=i, seed=7), SETTLE_STEPS))
+    first_obs: dict[int, float] = {}
+    cpu: dict[int, float] = {}
+    peak: dict[int, float] = {}
+    setup: dict[int, float] = {}
+    torch_loaded: dict[int, bool] = {}
+    try:
+        waiting = {h.conn: h for h in handles if h.conn is not None}
+        while waiting:
+            for conn in wait(list(waiting)):
+                handle = waiting.pop(conn)  # type: ignore[call-overload]
+                reply = handle.recv()
+                first_obs[handle.index] = time.perf_counter() - t0
+                cpu[handle.index], peak[handle.index], torch_loaded[handle.index] = process_figures(handle.process.pid)
+                setup[handle.index] = float(reply[2]["setup_s"])
+    finally:
+        close_all(handles)
+    order = sorted(first_obs)
+    return {
+        "variant": variant,
+        "workers": workers,
+        "first_obs_s": [round(first_obs[i], 3) for i in order],
+        "last_first_obs_s": round(max(first_obs.values()), 3),
+        "cpu_s_per_worker": round(statistics.fmean(cpu.values()), 3),
+        "peak_rss_mib_per_worker": round(statistics.fmean(peak.values()), 1),
+        "scene_build_s": round(statistics.fmean(setup.values()), 3),
+        "workers_with_torch_loaded": sum(torch_loaded.values()),
+    }
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per variant: each round's figures, and as-built over with-torch per round."""
+    by_variant = {v: [r for r in runs if r["variant"] == v] for v in VARIANTS}
+    pairs = list(zip(by_variant["as-built"], by_variant["with-torch"], strict=True))
+    return {
+        "last_first_obs_s": {v: [r["last_first_obs_s"] for r in rs] for v, rs in by_variant.items()},
+        "cpu_s_per_worker": {v: [r["cpu_s_per_worker"] for r in rs] for v, rs in by_variant.items()},
+        "peak_rss_mib_per_worker": {v: [r["peak_rss_mib_per_worker"] for r in rs] for v, rs in by_variant.items()},
+        "as_built_over_with_torch": {
+            "last_first_obs": [round(a["last_first_obs_s"] / b["last_first_obs_s"], 3) for a, b in pairs],
+            "cpu_s": [round(a["cpu_s_per_worker"] / b["cpu_s_per_worker"], 3) for a, b in pairs],
+            "peak_rss": [round(a["peak_rss_mib_per_worker"] / b["peak_rss_mib_per_worker"], 3) for a, b in pairs],
+        },
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)), help="workers started at once")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each variant, in turns")
+    parser.add_argument("--suite", default="libero_spatial")
+    parser.add_argument("--resolution", type=int, default=256, help="camera side in pixels")
+    parser.add_argument("--out", type=Path, help="result file (default: $OUT or a temporary file)")
+    parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
+    args = parser.parse_args()
+    out = results_path(args.out, update_results=args.update_results, name="worker_start.json")
+    configure_libero(None, needs_renderer=True)  # the parent's environment (MUJOCO_GL, LIBERO config) is inherited
+    config = WorkerConfig(
+        suite=args.suite, obs_spec=ObservationSpec(cameras=CAMERAS, resolution=args.resolution), horizon=220
+    )
+    runs: list[dict[str, Any]] = []
+    for _ in range(args.rounds):
+        for variant in VARIANTS:
+            row = start_workers(variant, args.workers, config)
+            runs.append(row)
+            print(json.dumps(row), flush=True)
+    doc = {
+        "benchmark": "worker_start",
+        "machine": {"cores": len(os.sched_getaffinity(0)), "cpu": platform.processor() or platform.machine()},
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "bytecode_written": not sys.dont_write_bytecode,
+        "settings": {"suite": args.suite, "resolution": args.resolution, "settle_steps": SETTLE_STEPS},
+        "summary": summarize(runs),
+        "runs": runs,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(json.dumps(doc["summary"], indent=1))
+    print(f"results: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
