@@ -13,7 +13,14 @@ It runs two variants in turns, ``--rounds`` times each:
 - ``with-torch``: the same worker importing torch first, as every worker did until LIBERO's initial states
   were read without it (``eval_runner/init_states.py``). The difference is what that import cost.
 
-Run: ``.venv/bin/python bench/worker_start.py [--workers 2] [--rounds 3]``; writes
+``--first-wave`` measures instead what a worker left waiting does. Episodes of one task form a chain: each
+reset starts from the RNG state the previous one left (eval_runner/scheduler.py), so of ``--workers``
+workers started on one task, all but the first wait for a reset before theirs. It runs ``rlinf-bench
+evaluate`` (the library call, without the doctor preflight) on task 0 with two 8-step episodes per worker,
+in turns with ``EvalSettings.prepare_scenes`` on (a waiting worker builds its scene meanwhile) and off,
+and records the run's wall time and each episode's wall time.
+
+Run: ``.venv/bin/python bench/worker_start.py [--workers 2] [--rounds 3] [--first-wave]``; writes
 ``bench/results/worker_start_cpu.json`` with ``--update-results`` (else ``--out``, ``$OUT`` or a temporary file).
 """
 
@@ -105,6 +112,35 @@ def start_workers(variant: str, workers: int, config: WorkerConfig) -> dict[str,
     }
 
 
+def first_wave(prepare: bool, workers: int, resolution: int, suite: str, work: Path) -> dict[str, Any]:
+    """One evaluate run of task 0, two short episodes per worker; its wall time and episode times."""
+    from eval_runner.cli import add_arguments, build_run
+    from eval_runner.envs.libero_kind import settings_from_args
+    from eval_runner.loop import evaluate
+
+    out = work / f"first_wave_{'on' if prepare else 'off'}.json"
+    out.unlink(missing_ok=True)
+    parser = argparse.ArgumentParser(prog="evaluate")
+    add_arguments(parser)
+    policy = f"builtin:zero?cameras={','.join(CAMERAS)}&resolution={resolution}"
+    argv = ["--suite", suite, "--tasks", "0", "--trials", str(2 * workers), "--max-steps", "8"]
+    argv += ["--settle-steps", str(SETTLE_STEPS), "--workers", str(workers), "--policy", policy, "--out", str(out)]
+    args = parser.parse_args([*argv, "--no-progress"])
+    settings = settings_from_args(args).model_copy(update={"prepare_scenes": prepare})
+    t0 = time.perf_counter()
+    result = evaluate(build_run(args), out_path=out, settings=settings, command=["rlinf-bench", "evaluate", *argv])
+    wall = time.perf_counter() - t0
+    episodes = [e for task in result.tasks for e in task.episodes]
+    return {
+        "variant": "prepare_scenes" if prepare else "build_at_start",
+        "workers": workers,
+        "wall_s": round(wall, 3),
+        "episode_wall_s": [e.wall_s for e in sorted(episodes, key=lambda e: e.init_state)],
+        "outcomes": [(e.init_state, e.success, e.steps) for e in sorted(episodes, key=lambda e: e.init_state)],
+        "scenes_prepared": result.provenance.extra.get("throughput", {}).get("scenes_prepared"),
+    }
+
+
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Per variant: each round's figures, and as-built over with-torch per round."""
     by_variant = {v: [r for r in runs if r["variant"] == v] for v in VARIANTS}
@@ -127,10 +163,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="runs of each variant, in turns")
     parser.add_argument("--suite", default="libero_spatial")
     parser.add_argument("--resolution", type=int, default=256, help="camera side in pixels")
+    parser.add_argument("--first-wave", action="store_true", help="measure scene builds while waiting instead")
     parser.add_argument("--out", type=Path, help="result file (default: $OUT or a temporary file)")
     parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
     args = parser.parse_args()
-    out = results_path(args.out, update_results=args.update_results, name="worker_start.json")
+    name = "worker_first_wave.json" if args.first_wave else "worker_start.json"
+    out = results_path(args.out, update_results=args.update_results, name=name)
+    if args.first_wave:
+        return main_first_wave(args, out)
     configure_libero(None, needs_renderer=True)  # the parent's environment (MUJOCO_GL, LIBERO config) is inherited
     config = WorkerConfig(
         suite=args.suite, obs_spec=ObservationSpec(cameras=CAMERAS, resolution=args.resolution), horizon=220
@@ -148,6 +188,39 @@ def main() -> int:
         "bytecode_written": not sys.dont_write_bytecode,
         "settings": {"suite": args.suite, "resolution": args.resolution, "settle_steps": SETTLE_STEPS},
         "summary": summarize(runs),
+        "runs": runs,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(json.dumps(doc["summary"], indent=1))
+    print(f"results: {out}")
+    return 0
+
+
+def main_first_wave(args: argparse.Namespace, out: Path) -> int:
+    """``--first-wave``: the two variants of :func:`first_wave` in turns; both must run the same episodes."""
+    import tempfile
+
+    runs: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="first-wave-") as work:
+        for _ in range(args.rounds):
+            for prepare in (True, False):
+                row = first_wave(prepare, args.workers, args.resolution, args.suite, Path(work))
+                runs.append(row)
+                print(json.dumps(row), flush=True)
+    on = [r for r in runs if r["variant"] == "prepare_scenes"]
+    off = [r for r in runs if r["variant"] == "build_at_start"]
+    if any(a["outcomes"] != b["outcomes"] for a, b in zip(on, off, strict=True)):
+        raise SystemExit("the two variants ran different episodes: see the outcomes above")
+    doc = {
+        "benchmark": "worker_first_wave",
+        "machine": {"cores": len(os.sched_getaffinity(0)), "cpu": platform.processor() or platform.machine()},
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "settings": {"suite": args.suite, "resolution": args.resolution, "settle_steps": SETTLE_STEPS},
+        "summary": {
+            "wall_s": {"prepare_scenes": [r["wall_s"] for r in on], "build_at_start": [r["wall_s"] for r in off]},
+            "prepare_over_build_at_start": [round(a["wall_s"] / b["wall_s"], 3) for a, b in zip(on, off, strict=True)],
+        },
         "runs": runs,
     }
     out.parent.mkdir(parents=True, exist_ok=True)

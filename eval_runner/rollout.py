@@ -90,9 +90,10 @@ class Rollout:
             self._record_steady()
 
     def _assign_idle_workers(self) -> None:
-        for w in self.workers:
-            if w.started and w.episode is None:
-                self._assign(w)
+        idle = [w for w in self.workers if w.started and w.episode is None and w.pending is None]
+        # Workers holding a scene first: a state that becomes known goes to a worker that built its scene.
+        for w in sorted(idle, key=lambda w: w.loaded_task is None):
+            self._assign(w)
         self._start_next_wave()
 
     def _start_next_wave(self) -> None:
@@ -103,7 +104,7 @@ class Rollout:
         the cores to itself; the rest start while it steps.
         """
         later = [w for w in self.workers if not w.started]
-        if later and not any(w.started and w.pending == "start" and not w.answered for w in self.workers):
+        if later and not any(w.started and w.pending in ("start", "load") and not w.answered for w in self.workers):
             for w in later:
                 w.spawn()
                 self._assign(w)
@@ -112,8 +113,10 @@ class Rollout:
         """Start the worker's next episode (its reset then overlaps with the other workers' steps)."""
         ep = self.scheduler.next_for(w.loaded_task)
         if ep is None:
-            if not self.scheduler.waiting():  # queued episodes wait for a reset in flight: not idle
+            if not self.scheduler.waiting():
                 self._occupancy.worker_idle(time.perf_counter(), self.builder.counters.env_steps)
+            else:  # queued episodes wait for a reset in flight: not idle, and a scene can be built meanwhile
+                self._prepare_scene(w)
             return
         if self.videos is not None:
             ep = self.videos.plan(ep)
@@ -126,13 +129,34 @@ class Rollout:
         except WorkerDied as exc:
             self._crashed(w, str(exc))
 
+    def _prepare_scene(self, w: WorkerHandle) -> None:
+        """Have a waiting worker build the scene of a task whose next state a reset in flight will give."""
+        if not self.settings.prepare_scenes or w.pending is not None:
+            return
+        if w.loaded_task is not None and self.scheduler.queued(w.loaded_task):
+            return  # it waits for its own task's next state, with that scene
+        held: dict[int, int] = {}
+        for other in self.workers:
+            if other.episode is None and other.loaded_task is not None and other is not w:
+                held[other.loaded_task] = held.get(other.loaded_task, 0) + 1
+        task = self.scheduler.task_to_prepare(held)
+        if task is None or task == w.loaded_task:
+            return
+        try:
+            w.send(("load", task))
+        except WorkerDied as exc:
+            self._crashed(w, str(exc))
+            return
+        w.pending = "load"
+        w.loaded_task = task  # counted as held by the next waiting worker; a restart clears it
+
     def _wait_and_receive(self) -> None:
         """Block until a worker answers, the policy call returns, a batch window closes, or a reply is overdue."""
         now = time.monotonic()
-        waiting = [w for w in self.workers if w.pending in ("start", "step")]
+        waiting = [w for w in self.workers if w.pending in ("start", "step", "load")]
         expired = [w for w in waiting if now - w.sent_at > self._limit(w)]
         for w in expired:
-            what = "a scene build/reset" if w.pending == "start" else "a step"
+            what = "a scene build/reset" if w.pending in ("start", "load") else "a step"
             self._crashed(w, f"worker {w.index} did not answer {what} within {self._limit(w):.0f} s", kill=True)
         if expired:
             return
@@ -155,7 +179,7 @@ class Rollout:
                 self._receive(handle)
 
     def _limit(self, w: WorkerHandle) -> float:
-        if w.pending == "start":
+        if w.pending in ("start", "load"):
             return self.settings.start_timeout_s
         return self.settings.step_timeout_s
 
@@ -175,6 +199,10 @@ class Rollout:
                 raise
             return
         c = self.builder.counters
+        if was == "load":  # the scene is built; the next _assign_idle_workers gives it an episode
+            c.env_setup_s += float(info.get("setup_s", 0.0))
+            c.scenes_prepared += 1
+            return
         c.sim_s += float(info.get("sim_s", 0.0))
         if w.episode is None:
             raise SimulatorError(f"worker {w.index} answered while running no episode (runner bug)")

@@ -29,6 +29,7 @@ class RunCounters:
     worker_restarts: int = 0
     chunk_steps: int = 0  # env steps sent as parts of action chunks (executed open loop by the workers)
     resets: int = 0  # episode starts (hard reset, initial state, settle steps)
+    scenes_prepared: int = 0  # scenes a waiting worker built before its episode's state was known
     reset_s: float = 0.0  # the workers' time in those starts, summed
     steady_cycles: int = 0  # policy calls during the stepping phases (see batching.SteppingClock)
     steady_s: float = 0.0  # the workers' stepping-phase time, summed and divided by the worker count
@@ -47,6 +48,7 @@ class RunCounters:
             "mean_batch": self.batch_rows / self.policy_calls if self.policy_calls else 0.0,
             "chunk_steps": self.chunk_steps,
             "mean_reset_s": self.reset_s / self.resets if self.resets else 0.0,
+            "scenes_prepared": self.scenes_prepared,
             "steady_vector_steps": self.steady_cycles,
             "steady_env_steps_per_s": self.steady_rows / self.steady_s if self.steady_s else 0.0,
             "steady_s_per_vector_step": self.steady_s / self.steady_cycles if self.steady_cycles else 0.0,

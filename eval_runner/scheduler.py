@@ -18,12 +18,14 @@ the episode is the reference's, whatever the worker count or order.
 Replayed resets are wasted CPU (one task's first wave on 15 workers replayed 105 of them, ~1.2 s each,
 while the other workers stepped), so a free worker *waits* rather than replay when a reset now in
 flight will make a state known: the first wave of one task then starts staggered by one reset each,
-and no core is spent on replays. It replays only when nothing it could take will become known.
+and no core is spent on replays. It replays only when nothing it could take will become known. While
+it waits, it builds the scene of the task whose reset it waits for (:meth:`Scheduler.task_to_prepare`).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -140,6 +142,26 @@ class Scheduler:
     def waiting(self) -> bool:
         """Whether episodes are queued although :meth:`next_for` gave none (they wait for a reset in flight)."""
         return bool(self._queue)
+
+    def task_to_prepare(self, held: Mapping[int, int]) -> int | None:
+        """The task whose scene a free worker should build while it waits; None when no wait will end.
+
+        A worker that :meth:`next_for` leaves waiting has nothing to do until a reset in flight makes
+        a state known, and then it would still have to build that task's scene. Building it while it
+        waits takes the build off the path to its first observation. The candidates are the tasks that
+        have queued episodes and a reset in flight, in queue order. The one chosen has the fewest idle
+        workers already holding its scene (``held``: task -> count), so waiting workers spread over the
+        tasks instead of queueing on one task's chain.
+        """
+        candidates: list[int] = []
+        for ep in self._queue:
+            if ep.task_id not in candidates and self._resetting_task(ep.task_id):
+                candidates.append(ep.task_id)
+        return min(candidates, key=lambda t: held.get(t, 0)) if candidates else None
+
+    def queued(self, task_id: int) -> bool:
+        """Whether episodes of ``task_id`` are still queued."""
+        return any(ep.task_id == task_id for ep in self._queue)
 
     def requeue_front(self, episode: EpisodeTask) -> None:
         """Put a crashed episode back so the next free worker re-runs it first."""

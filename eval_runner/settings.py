@@ -39,6 +39,11 @@ class EvalSettings(BaseModel):
     start_timeout_s: float = Field(
         default=900.0, gt=0, description="A worker silent this long building a scene / resetting is hung"
     )
+    prepare_scenes: bool = Field(
+        default=True,
+        description="A worker waiting for its episode's reset state builds that task's scene meanwhile "
+        "(False: it builds the scene only when its episode starts; for benchmarks)",
+    )
     # TEST/DIAGNOSTICS ONLY ------------------------------------------------------------------------
     fault_injection: FaultInjection | None = None  # test-only (eval_runner.testing)
     scene_hook: str | None = Field(

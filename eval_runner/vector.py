@@ -4,6 +4,8 @@ The parent talks to a worker over a pipe with small messages:
 
 - ``("start", EpisodeTask, settle_steps)`` -> ``("obs", obs, info)``: load the task's scene (reused
   when it is already loaded), reset to the episode's initial state with its seed, settle.
+- ``("load", task_id)`` -> ``("loaded", None, info)``: build the task's scene now (kept when it is already
+  loaded), so that a worker waiting for its episode's RNG state is ready when the state is known.
 - ``("step", actions)`` -> ``("obs", obs, info)``: one ``[7]`` action or a ``[K, 7]`` chunk executed open
   loop (stopping at success); ``info["done"]`` = LIBERO's success check, ``info["steps"]`` = steps taken.
 - ``("video", path)`` -> ``("ok", path)``: write the frames of the episode that just ended.
@@ -136,26 +138,30 @@ class _WorkerState:  # pragma: no cover - runs in the child
         kind = msg[0]
         if kind == "start":
             return self.start(msg[1], msg[2])
+        if kind == "load":
+            return ("loaded", None, {"setup_s": self.load(msg[1], video=False)})
         if kind == "step":
             return self.step(msg[1])
         if kind == "video":
             return ("ok", self.save_video(Path(msg[1])))
         raise errors.SimulatorError(f"worker got unknown message {kind!r}")
 
-    def start(self, episode: EpisodeTask, settle_steps: int) -> tuple[Any, ...]:
+    def load(self, task_id: int, *, video: bool) -> float:
+        """Build the task's scene unless it is loaded (with the video camera when ``video``); the seconds spent."""
         from eval_runner.env import VIDEO_CAMERA, LiberoEnv
 
-        setup_s = 0.0
+        if self.env is not None and self.task_id == task_id and (not video or VIDEO_CAMERA in self.env.cameras):
+            return 0.0
+        self.close()
+        self.env = LiberoEnv(self.suite.task(task_id), self.config.obs_spec, horizon=self.config.horizon, video=video)
+        self.task_id = task_id
+        return float(self.env.setup_s)
+
+    def start(self, episode: EpisodeTask, settle_steps: int) -> tuple[Any, ...]:
         want_video = episode.record_video
         if self.config.fault is not None:
             self.config.fault.on_episode_start(episode.task_id, episode.init_state)
-        if self.env is None or self.task_id != episode.task_id or (want_video and VIDEO_CAMERA not in self.env.cameras):
-            self.close()
-            self.env = LiberoEnv(
-                self.suite.task(episode.task_id), self.config.obs_spec, horizon=self.config.horizon, video=want_video
-            )
-            self.task_id = episode.task_id
-            setup_s = self.env.setup_s
+        setup_s = self.load(episode.task_id, video=want_video)
         t0 = time.perf_counter()
         obs = self.env.start_episode(
             episode.init_state, episode.seed, settle_steps, episode.rng, settle_gripper=self.config.settle_gripper

@@ -119,6 +119,8 @@ def _run_ours(
     result = evaluate(run, out_path=tmp_path / f"{suite}-{workers}.json", policy=policy, settings=settings(cache))
     assert result.protocol is not None and result.protocol.rng_scheme == "reference-replay-v2"
     assert (result.settle_steps, result.protocol.settle_gripper) == (SETTLE, -1.0)
+    if workers > 1:  # the workers waiting for the first reset built their scenes meanwhile (Rollout._prepare_scene)
+        assert result.provenance.extra["throughput"]["scenes_prepared"] >= 1
     return policy
 
 

@@ -44,7 +44,9 @@ def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) ->
             msg = conn.recv()
             if msg[0] == "close":
                 return
-            if msg[0] == "start":
+            if msg[0] == "load":  # a scene build: nothing to build here
+                conn.send(("loaded", None, {"setup_s": 0.0}))
+            elif msg[0] == "start":
                 episode, steps = msg[1], 0
                 if options.render_fail == episode.init_state and not (
                     options.render_fail_once is not None and options.render_fail_once.exists()

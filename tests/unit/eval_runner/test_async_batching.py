@@ -321,3 +321,37 @@ def test_given_workers_beyond_the_first_wave_then_they_start_after_its_scenes_an
     assert isinstance(p_staggered, RowWise) and isinstance(p_at_once, RowWise)
     for episode_id, rows in p_at_once.seen.items():
         assert np.array_equal(np.stack(rows), np.stack(p_staggered.seen[episode_id])), episode_id
+
+
+class Sends(WorkerHandle):
+    """A worker handle that logs the kind of every message it sends (and the task of a scene build)."""
+
+    sent: ClassVar[list[tuple[int, str, int | None]]] = []
+
+    def send(self, msg: tuple[Any, ...]) -> None:
+        task = msg[1] if msg[0] == "load" else msg[1].task_id if msg[0] == "start" else None
+        Sends.sent.append((self.index, msg[0], task))
+        super().send(msg)
+
+
+def test_given_a_worker_waiting_for_a_reset_then_it_builds_the_scene_meanwhile_and_the_episodes_do_not_change(
+    tmp_path: Path,
+) -> None:
+    Sends.sent = []
+    prepared, builder, p_prepared = rollout(tmp_path, 3, trials=6, handle=Sends)
+    loads = [(i, task) for i, kind, task in Sends.sent if kind == "load"]
+    # one task: the first worker starts state 0, the other two wait for its reset and build the scene meanwhile
+    assert sorted(loads) == [(1, 0), (2, 0)], Sends.sent
+    for worker, task in loads:  # what it is sent next (if the others did not take every episode) is that task's
+        after = [(kind, t) for i, kind, t in Sends.sent if i == worker]
+        assert after[0] == ("load", task) and after[1:2] in ([], [("start", task)]), after
+    assert builder.counters.scenes_prepared == 2
+
+    Sends.sent = []
+    unprepared, builder_off, p_unprepared = rollout(tmp_path, 3, trials=6, handle=Sends, prepare_scenes=False)
+    assert not [kind for _, kind, _ in Sends.sent if kind == "load"]
+    assert builder_off.counters.scenes_prepared == 0
+    assert _episodes(prepared) == _episodes(unprepared)
+    assert isinstance(p_prepared, RowWise) and isinstance(p_unprepared, RowWise)
+    for episode_id, rows in p_unprepared.seen.items():
+        assert np.array_equal(np.stack(rows), np.stack(p_prepared.seen[episode_id])), episode_id

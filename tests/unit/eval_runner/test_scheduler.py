@@ -158,3 +158,24 @@ def test_episodes_of_different_runs_keep_their_own_chains() -> None:
     a, b = sched.next_for(None), sched.next_for(None)
     assert a is not None and b is not None and a.rng is not None and b.rng is not None
     assert _same_state(a.rng.state, seeded_state(1)) and _same_state(b.rng.state, seeded_state(2))
+
+
+def test_given_workers_left_waiting_then_each_is_pointed_at_the_task_with_a_reset_in_flight_and_fewest_holders() -> (
+    None
+):
+    sched = Scheduler(plan_episodes("s", 0, [0, 1, 2], 3))
+    started = [sched.next_for(None) for _ in range(3)]  # state 0 of every task: three resets in flight
+    assert [e.key for e in started if e is not None] == [(0, 0), (1, 0), (2, 0)]
+    assert sched.next_for(None) is None and sched.waiting()  # the rest wait for those resets
+
+    assert sched.task_to_prepare({}) == 0  # queue order first
+    assert sched.task_to_prepare({0: 1}) == 1  # task 0's next state already has a worker with its scene
+    assert sched.task_to_prepare({0: 1, 1: 1}) == 2
+    assert sched.task_to_prepare({0: 1, 1: 1, 2: 1}) == 0  # every task held once: the first again
+
+    for ep in started:
+        assert ep is not None
+        sched.record_reset(ep, seeded_state(9))
+    # no reset in flight: waiting would never end, so no scene is worth building on that account
+    assert sched.task_to_prepare({}) is None
+    assert sched.queued(1) and not sched.queued(5)
