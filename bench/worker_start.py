@@ -5,13 +5,17 @@ the simulator, builds its task's scene and resets it before the policy sees anyt
 wave's start-up is ~12 s of a ~290 s suite (issue 25), and the second wave starts beside stepping workers.
 
 This bench starts ``--workers`` real workers (``eval_runner.vector.worker_main``) at once, sends each the
-start of one episode (task ``i mod 10``, initial state ``i``, 10 settle steps, both cameras), and records per
+start of one episode (task ``i mod 10``, initial state 0, 10 settle steps, both cameras), and records per
 worker the time from the spawn to its first observation, its CPU time and its peak resident memory then.
-It runs two variants in turns, ``--rounds`` times each:
+Each worker then starts ``--starts`` more episodes of its task (states 1, 2, ... from the RNG state the
+previous reset left, as the scheduler hands them out): a reset, the initial state, the settle steps and the
+observation's render, which every episode pays. It runs three variants in turns, ``--rounds`` times each:
 
 - ``as-built``: the worker as it is;
 - ``with-torch``: the same worker importing torch first, as every worker did until LIBERO's initial states
-  were read without it (``eval_runner/init_states.py``). The difference is what that import cost.
+  were read without it (``eval_runner/init_states.py``). The difference is what that import cost;
+- ``without-gc-freeze``: the same worker without ``eval_runner.vector.freeze_imports``, so robosuite's
+  ``gc.collect()`` at every reset walks the imports' objects too.
 
 ``--first-wave`` measures instead what a worker left waiting does. Episodes of one task form a chain: each
 reset starts from the RNG state the previous one left (eval_runner/scheduler.py), so of ``--workers``
@@ -43,12 +47,12 @@ sys.path.insert(0, str(ROOT))
 from bench.eval_gpu_common import results_path  # noqa: E402
 from eval_runner.libero_setup import configure_libero  # noqa: E402
 from eval_runner.policies.base import ObservationSpec  # noqa: E402
-from eval_runner.scheduler import EpisodeTask  # noqa: E402
+from eval_runner.scheduler import EpisodeTask, RngStart  # noqa: E402
 from eval_runner.vector import WorkerConfig, WorkerHandle, close_all, worker_main  # noqa: E402
 
 CAMERAS = ("agentview", "robot0_eye_in_hand")
 SETTLE_STEPS = 10
-VARIANTS = ("as-built", "with-torch")
+VARIANTS = ("as-built", "with-torch", "without-gc-freeze")
 
 
 def worker_with_torch(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - runs in the child
@@ -76,27 +80,59 @@ def process_figures(pid: int) -> tuple[float, float, bool]:
     return cpu_s, peak_kib / 1024, torch_loaded
 
 
-def start_workers(variant: str, workers: int, config: WorkerConfig) -> dict[str, Any]:
-    """Spawn ``workers`` at once, start one episode on each, and time each one's first observation."""
-    target = worker_with_torch if variant == "with-torch" else worker_main
+def worker_without_gc_freeze(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - in the child
+    """The worker as it was before: every reset's full collection walks the imports' objects too."""
+    from eval_runner import vector
+
+    vector.FREEZE_IMPORTS = False
+    worker_main(conn, config)
+
+
+TARGETS = {"as-built": worker_main, "with-torch": worker_with_torch, "without-gc-freeze": worker_without_gc_freeze}
+
+
+def start_workers(variant: str, workers: int, config: WorkerConfig, starts: int) -> dict[str, Any]:
+    """Spawn ``workers`` at once and time each one's first observation, then ``starts`` more episode starts.
+
+    Worker ``i`` runs task ``i mod 10`` from initial state 0, then states 1, 2, ... of the same task, each
+    from the RNG state the previous reset left (as the scheduler hands them out), so no reset is replayed.
+    """
     t0 = time.perf_counter()
-    handles = [WorkerHandle(i, config, target=target) for i in range(workers)]
+    handles = [WorkerHandle(i, config, target=TARGETS[variant]) for i in range(workers)]
+    sent: dict[int, float] = {}
     for i, handle in enumerate(handles):
-        handle.send(("start", EpisodeTask(task_id=i % 10, init_state=i, seed=7), SETTLE_STEPS))
+        handle.send(("start", EpisodeTask(task_id=i % 10, init_state=0, seed=7), SETTLE_STEPS))
+        sent[i] = time.perf_counter()
     first_obs: dict[int, float] = {}
     cpu: dict[int, float] = {}
     peak: dict[int, float] = {}
     setup: dict[int, float] = {}
     torch_loaded: dict[int, bool] = {}
+    later_starts: list[float] = []
+    done: dict[int, int] = {i: 0 for i in range(workers)}
     try:
         waiting = {h.conn: h for h in handles if h.conn is not None}
         while waiting:
             for conn in wait(list(waiting)):
                 handle = waiting.pop(conn)  # type: ignore[call-overload]
+                i = handle.index
+                assert handle.conn is not None
                 reply = handle.recv()
-                first_obs[handle.index] = time.perf_counter() - t0
-                cpu[handle.index], peak[handle.index], torch_loaded[handle.index] = process_figures(handle.process.pid)
-                setup[handle.index] = float(reply[2]["setup_s"])
+                now = time.perf_counter()
+                if done[i] == 0:
+                    first_obs[i] = now - t0
+                    cpu[i], peak[i], torch_loaded[i] = process_figures(handle.process.pid)
+                    setup[i] = float(reply[2]["setup_s"])
+                else:
+                    later_starts.append(now - sent[i])
+                done[i] += 1
+                if done[i] <= starts:
+                    rng = RngStart(seed=7, base_index=done[i], state=reply[2]["rng_after_reset"])
+                    handle.send(
+                        ("start", EpisodeTask(task_id=i % 10, init_state=done[i], seed=7, rng=rng), SETTLE_STEPS)
+                    )
+                    sent[i] = time.perf_counter()
+                    waiting[handle.conn] = handle
     finally:
         close_all(handles)
     order = sorted(first_obs)
@@ -109,6 +145,8 @@ def start_workers(variant: str, workers: int, config: WorkerConfig) -> dict[str,
         "peak_rss_mib_per_worker": round(statistics.fmean(peak.values()), 1),
         "scene_build_s": round(statistics.fmean(setup.values()), 3),
         "workers_with_torch_loaded": sum(torch_loaded.values()),
+        "episode_starts": len(later_starts),
+        "mean_episode_start_s": round(statistics.fmean(later_starts), 4) if later_starts else None,
     }
 
 
@@ -142,17 +180,30 @@ def first_wave(prepare: bool, workers: int, resolution: int, suite: str, work: P
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per variant: each round's figures, and as-built over with-torch per round."""
+    """Per variant: each round's figures; per round, as-built over each earlier variant."""
     by_variant = {v: [r for r in runs if r["variant"] == v] for v in VARIANTS}
-    pairs = list(zip(by_variant["as-built"], by_variant["with-torch"], strict=True))
+    torch_pairs = list(zip(by_variant["as-built"], by_variant["with-torch"], strict=True))
+    gc_pairs = list(zip(by_variant["as-built"], by_variant["without-gc-freeze"], strict=True))
+
+    def per_variant(key: str) -> dict[str, list[Any]]:
+        return {v: [r[key] for r in rs] for v, rs in by_variant.items()}
+
+    def ratios(pairs: list[tuple[dict[str, Any], dict[str, Any]]], key: str) -> list[float]:
+        return [round(a[key] / b[key], 3) for a, b in pairs if a[key] and b[key]]
+
     return {
-        "last_first_obs_s": {v: [r["last_first_obs_s"] for r in rs] for v, rs in by_variant.items()},
-        "cpu_s_per_worker": {v: [r["cpu_s_per_worker"] for r in rs] for v, rs in by_variant.items()},
-        "peak_rss_mib_per_worker": {v: [r["peak_rss_mib_per_worker"] for r in rs] for v, rs in by_variant.items()},
+        "last_first_obs_s": per_variant("last_first_obs_s"),
+        "cpu_s_per_worker": per_variant("cpu_s_per_worker"),
+        "peak_rss_mib_per_worker": per_variant("peak_rss_mib_per_worker"),
+        "mean_episode_start_s": per_variant("mean_episode_start_s"),
         "as_built_over_with_torch": {
-            "last_first_obs": [round(a["last_first_obs_s"] / b["last_first_obs_s"], 3) for a, b in pairs],
-            "cpu_s": [round(a["cpu_s_per_worker"] / b["cpu_s_per_worker"], 3) for a, b in pairs],
-            "peak_rss": [round(a["peak_rss_mib_per_worker"] / b["peak_rss_mib_per_worker"], 3) for a, b in pairs],
+            "last_first_obs": ratios(torch_pairs, "last_first_obs_s"),
+            "cpu_s": ratios(torch_pairs, "cpu_s_per_worker"),
+            "peak_rss": ratios(torch_pairs, "peak_rss_mib_per_worker"),
+        },
+        "as_built_over_without_gc_freeze": {
+            "mean_episode_start": ratios(gc_pairs, "mean_episode_start_s"),
+            "peak_rss": ratios(gc_pairs, "peak_rss_mib_per_worker"),
         },
     }
 
@@ -163,6 +214,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="runs of each variant, in turns")
     parser.add_argument("--suite", default="libero_spatial")
     parser.add_argument("--resolution", type=int, default=256, help="camera side in pixels")
+    parser.add_argument("--starts", type=int, default=6, help="episode starts after the first, per worker")
     parser.add_argument("--first-wave", action="store_true", help="measure scene builds while waiting instead")
     parser.add_argument("--out", type=Path, help="result file (default: $OUT or a temporary file)")
     parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
@@ -178,7 +230,7 @@ def main() -> int:
     runs: list[dict[str, Any]] = []
     for _ in range(args.rounds):
         for variant in VARIANTS:
-            row = start_workers(variant, args.workers, config)
+            row = start_workers(variant, args.workers, config, args.starts)
             runs.append(row)
             print(json.dumps(row), flush=True)
     doc = {
@@ -186,7 +238,12 @@ def main() -> int:
         "machine": {"cores": len(os.sched_getaffinity(0)), "cpu": platform.processor() or platform.machine()},
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "bytecode_written": not sys.dont_write_bytecode,
-        "settings": {"suite": args.suite, "resolution": args.resolution, "settle_steps": SETTLE_STEPS},
+        "settings": {
+            "suite": args.suite,
+            "resolution": args.resolution,
+            "settle_steps": SETTLE_STEPS,
+            "starts_after_the_first": args.starts,
+        },
         "summary": summarize(runs),
         "runs": runs,
     }
