@@ -309,8 +309,15 @@ def test_given_workers_beyond_the_first_wave_then_they_start_after_its_scenes_an
     tmp_path: Path,
 ) -> None:
     Recorded.events = []
-    staggered, _, p_staggered = rollout(tmp_path, 4, trials=8, later=2, handle=Recorded)
-    at_once, _, p_at_once = rollout(tmp_path, 4, trials=8)
+    # Each worker's first episode holds its first step until all four have one, so the first wave cannot run
+    # every episode before the later wave is up (its workers would then have nothing left to run).
+    (tmp_path / "s").mkdir()
+    (tmp_path / "a").mkdir()
+    hold = functools.partial(FakeOptions, all_started=4)
+    staggered, _, p_staggered = rollout(
+        tmp_path, 4, trials=8, later=2, handle=Recorded, options=hold(started_dir=tmp_path / "s")
+    )
+    at_once, _, p_at_once = rollout(tmp_path, 4, trials=8, options=hold(started_dir=tmp_path / "a"))
 
     events = Recorded.events
     later_spawns = [events.index(("spawn", i)) for i in (2, 3)]
