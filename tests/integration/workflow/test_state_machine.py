@@ -255,3 +255,33 @@ def test_sharded_runs_go_through_the_map_and_a_failed_shard_leaves_only_its_run_
     assert goal is not None and not goal.complete and goal.runs_completed == 2
     (lost,) = [r for r in goal.runs if r.status.value != "complete"]
     assert lost.run_index == 1 and "libero_goal run 1 shard 2/2 (tasks [1])" in (lost.error or "")
+
+
+def test_a_job_that_calls_back_before_its_task_waits_is_still_heard(monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto sets a task's heartbeat up only after invoking the submitter; a callback in between was lost, and the
+    execution waited heartbeat_s (30 min) for it. Here every callback is made to arrive first, as a Job that fails
+    at once (or any Job on a loaded machine) does; rlinf_local.moto_patches wakes the task."""
+    from moto.stepfunctions.parser.asl.eval.callback.callback import CallbackEndpoint
+
+    set_up = CallbackEndpoint.setup_heartbeat_endpoint
+
+    def after_the_callback(self: Any, heartbeat_seconds: int) -> Any:
+        self._notify_event.wait(timeout=10)  # the Job's callback has arrived before the heartbeat exists
+        return set_up(self, heartbeat_seconds)
+
+    monkeypatch.setattr(CallbackEndpoint, "setup_heartbeat_endpoint", after_the_callback)
+    jobs = FakeJobs(
+        make_result=results_for(100, 0.5),
+        behaviour=lambda b: FAIL if b.name.endswith("libero-goal-r1") else SUCCEED,
+        duration_s=0,
+    )
+    req = request_for(100, probes=("gpu",))
+    with stack(jobs) as st:
+        desc = st.run(req.to_json(), execution_name(req), timeout_s=90)
+        assert desc["status"] == "SUCCEEDED", desc
+        report = report_at(json.loads(desc["output"])["report_uri"])
+    spatial, goal = report.suite("libero_spatial"), report.suite("libero_goal")
+    assert spatial is not None and spatial.complete and spatial.success_rate_mean == 0.5
+    assert goal is not None and goal.runs_completed == 2
+    (lost,) = [r for r in goal.runs if r.status.value != "complete"]
+    assert "simulator exploded on task 3" in (lost.error or "")  # the Job's own reason, not a heartbeat timeout
