@@ -59,6 +59,19 @@ def recompiles_while_serving(server_log: str) -> int:
     return after.count("Recompiling function") if serving else 0
 
 
+def recompile_reasons_while_serving(server_log: str) -> list[str]:
+    """The guard failures Dynamo gave for those recompiles (which input or state changed), one line each."""
+    _, serving, after = server_log.partition("serving ")
+    if not serving:
+        return []
+    reasons = []
+    for line in after.splitlines():
+        _, marker, reason = line.partition("[__recompiles]     - ")
+        if marker:
+            reasons.append(reason.strip())
+    return reasons
+
+
 def serve(port: int, log_path: Path, spec: str, extra: list[str] | None = None) -> subprocess.Popen[bytes]:
     # `rlinf-bench serve-policy`'s own parser and run(), without the CLI's registry of other commands
     launcher = (
@@ -129,6 +142,7 @@ def task_wall(
     }
     server_output = server_log.read_text()
     row["server_recompiles"] = recompiles_while_serving(server_output)
+    row["server_recompile_reasons"] = recompile_reasons_while_serving(server_output)
     for line in server_output.splitlines():
         if line.startswith("policy server stopped: "):
             row["server"] = json.loads(line.removeprefix("policy server stopped: "))

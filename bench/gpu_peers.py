@@ -4,8 +4,9 @@ Issue 25 asks for every GPU figure twice in one lease, both values printed. This
 files of those suite runs (each ``eval_gpu.py --parts suite ... --out $OUT/suite_K.json``), checks that
 they are complete runs of the same work with the same settings, and writes one document with each
 figure as a list (one value per run), the lease's time and the commands. What the file held before
-(an earlier lease's figures) is kept whole under ``--keep-previous-as`` instead of being overwritten, so
-a comparison across leases stays possible and is never mistaken for one within a lease. Single runs
+is kept: its headline (an earlier lease's figures) under ``--keep-previous-as`` instead of being
+overwritten, and the sections of still earlier leases where they were, so a comparison across leases
+stays possible and is never mistaken for one within a lease. Single runs
 made only to choose settings go under ``exploratory`` (``--exploratory``), never into the headline.
 
 Like ``eval_gpu.py``, it writes into the tracked ``bench/results/`` only with ``--update-results``.
@@ -37,6 +38,14 @@ SAME_SETTINGS = ("server_command", "inflight", "server_cpus")
 GOAL_SUITE_WALL_S = 270.0
 GOAL_SM_ACTIVITY_PCT = 75.0
 WHOLE_SUITE_EPISODES = 500  # 10 tasks x 50 initial states
+#: what one assembly writes: the headline of its lease (--keep-previous-as moves an earlier one aside)
+HEADLINE_KEYS = frozenset(
+    {
+        "benchmark", "lease", "suite", "episodes", "max_steps", "settle_steps", "cameras", "resolution",
+        "machine", "code", "rlinf_bench", "goals_met", "vla_eval", "harness_over_raw_15",
+        "harness_over_raw_15_lease", "commands", "runs", "exploratory",
+    }
+)  # fmt: skip
 
 
 def load_suite_run(path: Path) -> dict[str, Any]:
@@ -85,6 +94,12 @@ def figures(docs: list[dict[str, Any]]) -> dict[str, Any]:
         "occupied_env_steps_per_s": each(lambda r: r["occupied_env_steps_per_s"]),
         "steady_env_steps_per_s": each(lambda r: r["steady_env_steps_per_s"]),
         "server_start_s": each(lambda r: r["server_start_s"]),
+        # the model thread's share of the time from the first call to the stop, whole and per tenth of it
+        "model_busy": each(lambda r: r.get("server", {}).get("model_busy")),
+        "model_busy_by_tenth": each(lambda r: r.get("server", {}).get("model_busy_by_tenth")),
+        "ms_per_row": each(lambda r: r.get("server", {}).get("ms_per_row")),
+        # compiles after the server said "serving" (backbone=lean-compiled): each one is inside the wall time
+        "server_recompiles": each(lambda r: r.get("server_recompiles")),
         "mean_reset_s": each(lambda r: r["mean_reset_s"]),
         "status": each(lambda r: r["status"]),
         "settings": {
@@ -195,8 +210,12 @@ def assemble(
             "note": "single runs in the same lease, to choose settings; not headline figures",
             "runs": [json.loads(p.read_text()) for p in exploratory],
         }
+    if previous:
+        # earlier leases' sections stay where they are (the docs name them); only the headline moves
+        doc |= {k: v for k, v in previous.items() if k not in HEADLINE_KEYS and k not in doc}
     if keep_as and previous:
-        doc[keep_as] = {k: v for k, v in previous.items() if k not in ("benchmark", "vla_eval")}
+        dropped = ("benchmark",) if peer_paths else ("benchmark", "vla_eval")  # else vla_eval was carried above
+        doc[keep_as] = {k: v for k, v in previous.items() if k in HEADLINE_KEYS and k not in dropped}
     return doc
 
 

@@ -53,3 +53,22 @@ def test_the_suite_run_counts_only_the_recompiles_logged_after_the_server_said_s
     assert recompiles_while_serving(log) == 0
     assert recompiles_while_serving(log + head.replace("0/1", "0/2") + head.replace("0/1", "0/3")) == 2
     assert recompiles_while_serving(head) == 0  # a server that never served: its failure is reported elsewhere
+
+
+def test_the_suite_run_keeps_the_guard_failure_behind_each_recompile_after_serving() -> None:
+    from bench.eval_gpu_served import recompile_reasons_while_serving
+
+    # the shape of a real Dynamo log (TORCH_LOGS=recompiles), from the CPU run of the compiled stand-in
+    build = (
+        "V1205 02:25:10.049000 8400 torch/_dynamo/guards.py:5396] [0/1] [__recompiles] Recompiling function forward\n"
+        "V1205 02:25:10.049000 8400 torch/_dynamo/guards.py:5396] [0/1] [__recompiles]     triggered by the "
+        "following guard failure(s):\n"
+        "V1205 02:25:10.049000 8400 torch/_dynamo/guards.py:5396] [0/1] [__recompiles]     - 0/0: tensor "
+        "'inputs_embeds' size mismatch at index 0. expected 2, actual 1\n"
+    )
+    log = build + "serving python:bench.llama_policy:make_policy at ws://127.0.0.1:8765\n"
+    assert recompile_reasons_while_serving(log) == []  # the build's own recompile is not the run's
+    later = build.replace("[0/1]", "[0/2]").replace("expected 2, actual 1", "expected 2, actual 3")
+    assert recompile_reasons_while_serving(log + later) == [
+        "0/0: tensor 'inputs_embeds' size mismatch at index 0. expected 2, actual 3"
+    ]

@@ -136,3 +136,29 @@ def test_given_two_whole_suite_runs_then_each_goal_is_met_only_when_both_meet_it
     doc = assemble(ours, "lease", {}, None, [])
 
     assert doc["goals_met"] == {"suite_wall_s_le_270": False, "sm_activity_ge_75": False}
+
+
+def test_given_a_previous_file_then_its_headline_moves_aside_and_earlier_sections_stay_where_they_were(
+    tmp_path: Path,
+) -> None:
+    previous = {
+        "benchmark": "gpu_peers",
+        "lease": "old lease",
+        "rlinf_bench": {"wall_s": [297.2, 298.4]},
+        "vla_eval": {"version": "0.8.0", "wall_s": [252.3, 237.0], "episodes": [100, 100]},
+        "harness_over_raw_15": [1.049, 1.004],
+        "libero_10_end_to_end": {"wall_s": [175.2, 157.1]},
+    }
+    ours = [_write(tmp_path, f"o{i}.json", _ours(w, trials=50)) for i, w in enumerate((265.0, 234.0))]
+    peer = [_write(tmp_path, "p.json", _peer(874.5, trials=50))]
+
+    doc = assemble(ours, "new lease", previous, "headline_before", [], peer)
+
+    assert doc["rlinf_bench"]["wall_s"] == [265.0, 234.0] and doc["lease"] == "new lease"
+    assert doc["vla_eval"]["ours_over_vla_eval_episodes_per_h"] == [3.3, 3.74]
+    assert doc["libero_10_end_to_end"] == previous["libero_10_end_to_end"]  # where the docs find it
+    assert doc["harness_over_raw_15"] == [1.049, 1.004]  # carried: not part of these runs
+    kept = doc["headline_before"]
+    assert kept["lease"] == "old lease" and kept["rlinf_bench"]["wall_s"] == [297.2, 298.4]
+    assert kept["vla_eval"]["episodes"] == [100, 100]  # the earlier pair, replaced by this lease's
+    assert "libero_10_end_to_end" not in kept and "benchmark" not in kept
