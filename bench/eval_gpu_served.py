@@ -53,23 +53,21 @@ def policy_latency(batches: list[int], iters: int) -> dict[str, Any]:
     return out
 
 
+def _after_serving(server_log: str) -> str:
+    """What the server logged after it said "serving" (nothing when it never did)."""
+    _, serving, after = server_log.partition("serving ")
+    return after if serving else ""
+
+
 def recompiles_while_serving(server_log: str) -> int:
     """Recompiles Dynamo logged after the server said "serving": each one stalled the model mid-run."""
-    _, serving, after = server_log.partition("serving ")
-    return after.count("Recompiling function") if serving else 0
+    return _after_serving(server_log).count("Recompiling function")
 
 
 def recompile_reasons_while_serving(server_log: str) -> list[str]:
     """The guard failures Dynamo gave for those recompiles (which input or state changed), one line each."""
-    _, serving, after = server_log.partition("serving ")
-    if not serving:
-        return []
-    reasons = []
-    for line in after.splitlines():
-        _, marker, reason = line.partition("[__recompiles]     - ")
-        if marker:
-            reasons.append(reason.strip())
-    return reasons
+    marker = "[__recompiles]     - "
+    return [line.partition(marker)[2].strip() for line in _after_serving(server_log).splitlines() if marker in line]
 
 
 def serve(port: int, log_path: Path, spec: str, extra: list[str] | None = None) -> subprocess.Popen[bytes]:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -44,7 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.eval_gpu_common import results_path  # noqa: E402
+from bench.eval_gpu_common import machine, results_path  # noqa: E402
 from eval_runner.libero_setup import configure_libero  # noqa: E402
 from eval_runner.policies.base import ObservationSpec  # noqa: E402
 from eval_runner.scheduler import EpisodeTask, RngStart  # noqa: E402
@@ -235,8 +234,7 @@ def main() -> int:
             print(json.dumps(row), flush=True)
     doc = {
         "benchmark": "worker_start",
-        "machine": {"cores": len(os.sched_getaffinity(0)), "cpu": platform.processor() or platform.machine()},
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        **run_header(),
         "bytecode_written": not sys.dont_write_bytecode,
         "settings": {
             "suite": args.suite,
@@ -247,11 +245,7 @@ def main() -> int:
         "summary": summarize(runs),
         "runs": runs,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(json.dumps(doc["summary"], indent=1))
-    print(f"results: {out}")
-    return 0
+    return save(out, doc)
 
 
 def main_first_wave(args: argparse.Namespace, out: Path) -> int:
@@ -271,8 +265,7 @@ def main_first_wave(args: argparse.Namespace, out: Path) -> int:
         raise SystemExit("the two variants ran different episodes: see the outcomes above")
     doc = {
         "benchmark": "worker_first_wave",
-        "machine": {"cores": len(os.sched_getaffinity(0)), "cpu": platform.processor() or platform.machine()},
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        **run_header(),
         "settings": {"suite": args.suite, "resolution": args.resolution, "settle_steps": SETTLE_STEPS},
         "summary": {
             "wall_s": {"prepare_scenes": [r["wall_s"] for r in on], "build_at_start": [r["wall_s"] for r in off]},
@@ -280,6 +273,16 @@ def main_first_wave(args: argparse.Namespace, out: Path) -> int:
         },
         "runs": runs,
     }
+    return save(out, doc)
+
+
+def run_header() -> dict[str, Any]:
+    """What every result document of this bench starts with: the machine and the command that made it."""
+    return {"machine": machine(), "command": " ".join([Path(sys.executable).name, *sys.argv])}
+
+
+def save(out: Path, doc: dict[str, Any]) -> int:
+    """Write the result document, print its summary and where it went."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1) + "\n")
     print(json.dumps(doc["summary"], indent=1))

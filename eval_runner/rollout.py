@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from multiprocessing.connection import wait
 from typing import Any
@@ -135,10 +136,11 @@ class Rollout:
             return
         if w.loaded_task is not None and self.scheduler.queued(w.loaded_task):
             return  # it waits for its own task's next state, with that scene
-        held: dict[int, int] = {}
-        for other in self.workers:
-            if other.episode is None and other.loaded_task is not None and other is not w:
-                held[other.loaded_task] = held.get(other.loaded_task, 0) + 1
+        held = Counter(
+            other.loaded_task
+            for other in self.workers
+            if other.episode is None and other.loaded_task is not None and other is not w
+        )
         task = self.scheduler.task_to_prepare(held)
         if task is None or task == w.loaded_task:
             return

@@ -153,10 +153,8 @@ class Scheduler:
         workers already holding its scene (``held``: task -> count), so waiting workers spread over the
         tasks instead of queueing on one task's chain.
         """
-        candidates: list[int] = []
-        for ep in self._queue:
-            if ep.task_id not in candidates and self._resetting_task(ep.task_id):
-                candidates.append(ep.task_id)
+        resetting = {task for task, _, _ in self._resetting}
+        candidates = dict.fromkeys(ep.task_id for ep in self._queue if ep.task_id in resetting)  # queue order
         return min(candidates, key=lambda t: held.get(t, 0)) if candidates else None
 
     def queued(self, task_id: int) -> bool:
