@@ -1,0 +1,385 @@
+"""How much GPU time a suite's renders take from the policy, by how the renders are grouped into GL contexts.
+
+On one H200 the whole-suite runs keep the policy's model thread busy 97-98 % of the time, yet GPU SM activity
+stays at 55-62 %: the 30 workers' EGL renders time-slice the GPU with the policy's CUDA context (a bf16 matrix
+product ran at 0.27 of its rate beside 15 rendering processes). Whether fewer GL contexts would give the policy
+its GPU back, or whether the renders' own work is the cost, decides what to build. This bench measures it.
+
+One LIBERO scene is built once and saved as a compiled MuJoCo model plus its state (``mj_saveModel``). Then,
+for each layout below, ``--scenes`` copies of it are rendered the way a worker renders them (robosuite's
+``GLContext``, one ``MjrContext`` per scene, both 256 px cameras read back), each scene paced at ``--rows-per-s``
+policy rows per second (two camera renders per row, as a worker renders only the observation a policy reads).
+Meanwhile this process runs the 7B stand-in's largest bf16 matrix product back to back and samples the GPU
+(SM activity through GPM):
+
+- ``none``: no renders; the product alone;
+- ``procs``: one process per scene, each with its own GL context (today's workers);
+- ``contexts``: one process, one GL context per scene;
+- ``shared``: one process, one GL context for every scene (one ``MjrContext`` each);
+- ``groups``: ``--groups`` processes, each with one GL context for its share of the scenes.
+
+The layouts run in turns, ``--rounds`` times; ratios are taken within a round. Every layout first renders each
+scene once and must match, bit for bit, what robosuite's own ``MjSim.render`` gave for that state: a layout
+that changed the pixels would change what the policy sees, and the bench refuses it.
+
+On a machine without CUDA (tests, this repository's CPU box) the product is skipped and only the renders run.
+
+Device use (after ``source bench/gpu_setup.sh``):
+``python3 bench/render_contention.py --scenes 30 --rows-per-s 2 --seconds 15 --rounds 2 --out $OUT/render_contention.json``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.eval_gpu_common import CAMERAS, SETTLE, GpmSampler, machine, results_path  # noqa: E402
+
+LAYOUTS = ("none", "procs", "contexts", "shared", "groups")
+#: the 7B stand-in's largest product at 8 rows of 601 tokens (bench/forward_speed.py)
+GEMM_SHAPE = (4808, 4096, 22016)
+
+
+@dataclass(frozen=True)
+class SceneFiles:
+    """One LIBERO scene frozen for rendering elsewhere: the compiled model, its state and robosuite's images."""
+
+    model: str
+    state: str
+    reference: str
+    resolution: int
+
+
+def export_scene(suite: str, task: int, resolution: int, folder: Path) -> SceneFiles:
+    """Build the task's scene as a worker does, start episode 0, and save what rendering it needs."""
+    import mujoco
+
+    from eval_runner.env import LiberoEnv
+    from eval_runner.libero_setup import configure_libero
+    from eval_runner.policies.base import ObservationSpec
+    from rlinf_bench.suites import get_suite
+
+    configure_libero(None, needs_renderer=True)
+    spec = ObservationSpec(cameras=CAMERAS, resolution=resolution, proprio=())
+    env = LiberoEnv(get_suite(suite).task(task), spec, horizon=1000)
+    env.start_episode(0, 0, SETTLE)
+    model, data = env.sim.model._model, env.sim.data._data
+    mujoco.mj_forward(model, data)  # the geoms' poses of this qpos: what a copy computes from the saved state
+    files = SceneFiles(str(folder / "scene.mjb"), str(folder / "state.npz"), str(folder / "reference.npz"), resolution)
+    mujoco.mj_saveModel(model, files.model, None)
+    # robosuite hides collision meshes through its render context's options: copy those with the state
+    render_context = env.sim._render_context_offscreen
+    np.savez(
+        files.state,
+        qpos=data.qpos,
+        qvel=data.qvel,
+        mocap_pos=data.mocap_pos,
+        mocap_quat=data.mocap_quat,
+        geomgroup=render_context.vopt.geomgroup,
+        sitegroup=render_context.vopt.sitegroup,
+        option_flags=render_context.vopt.flags,
+        scene_flags=render_context.scn.flags,
+    )
+    images = {cam: env.sim.render(width=resolution, height=resolution, camera_name=cam) for cam in CAMERAS}
+    np.savez(files.reference, **images)
+    env.close()
+    return files
+
+
+class SceneRenderer:
+    """One copy of the scene rendered as robosuite's ``MjRenderContext`` renders it, in the current GL context."""
+
+    def __init__(self, files: SceneFiles, context: Any) -> None:
+        import mujoco
+
+        self.mujoco = mujoco
+        self.context = context
+        self.model = mujoco.MjModel.from_binary_path(files.model)
+        self.data = mujoco.MjData(self.model)
+        state = np.load(files.state)
+        self.data.qpos[:], self.data.qvel[:] = state["qpos"], state["qvel"]
+        self.data.mocap_pos[:], self.data.mocap_quat[:] = state["mocap_pos"], state["mocap_quat"]
+        mujoco.mj_forward(self.model, self.data)
+        context.make_current()
+        self.con = mujoco.MjrContext(self.model, mujoco.mjtFontScale.mjFONTSCALE_150)
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self.con)
+        self.scene = mujoco.MjvScene(self.model, maxgeom=1000)
+        self.option, self.perturb, self.camera = mujoco.MjvOption(), mujoco.MjvPerturb(), mujoco.MjvCamera()
+        self.option.geomgroup[:], self.option.sitegroup[:] = state["geomgroup"], state["sitegroup"]
+        self.option.flags[:], self.scene.flags[:] = state["option_flags"], state["scene_flags"]
+        self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+        self.camera_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_CAMERA, name) for name in CAMERAS]
+        self.side = files.resolution
+
+    def render(self, make_current: bool) -> list[np.ndarray]:
+        """Both cameras, each rendered and read back before the next (robosuite's order)."""
+        mj = self.mujoco
+        if make_current:
+            self.context.make_current()
+        viewport = mj.MjrRect(0, 0, self.side, self.side)
+        images = []
+        for camera_id in self.camera_ids:
+            self.camera.fixedcamid = camera_id
+            mj.mjv_updateScene(
+                self.model, self.data, self.option, self.perturb, self.camera, mj.mjtCatBit.mjCAT_ALL, self.scene
+            )
+            mj.mjr_setBuffer(mj.mjtFramebuffer.mjFB_OFFSCREEN, self.con)
+            mj.mjr_render(viewport, self.scene, self.con)
+            image = np.empty((self.side, self.side, 3), dtype=np.uint8)
+            mj.mjr_readPixels(image, None, viewport, self.con)
+            images.append(image)
+        return images
+
+
+def build_renderers(files: SceneFiles, scenes: int, shared: bool) -> list[SceneRenderer]:
+    """``scenes`` copies, in one GL context (``shared``) or one each, with robosuite's context class."""
+    from robosuite.utils.binding_utils import GLContext
+
+    side = files.resolution
+    one = GLContext(max_width=side, max_height=side, device_id=-1) if shared else None
+    return [
+        SceneRenderer(files, one or GLContext(max_width=side, max_height=side, device_id=-1)) for _ in range(scenes)
+    ]
+
+
+def render_process(
+    files: SceneFiles, scenes: int, shared: bool, rows_per_s: float, barrier: Any, stop: Any, out: Any
+) -> None:
+    """Render ``scenes`` copies, each paced at ``rows_per_s`` rows, until ``stop``; put the figures on ``out``."""
+    try:
+        renderers = build_renderers(files, scenes, shared)
+        reference = np.load(files.reference)
+        first = [r.render(make_current=not shared) for r in renderers]
+        identical = all(
+            np.array_equal(img, reference[cam]) for imgs in first for cam, img in zip(CAMERAS, imgs, strict=True)
+        )
+    except Exception as exc:  # the parent reports it with the layout
+        barrier.abort()
+        out.put({"error": f"{type(exc).__name__}: {exc}"})
+        return
+    barrier.wait()
+    period = 1.0 / rows_per_s
+    t0 = time.perf_counter()
+    due = [t0 + period * i / scenes for i in range(scenes)]  # spread, as workers' rows are
+    latencies, late = [], []
+    while not stop.is_set():
+        i = min(range(scenes), key=due.__getitem__)
+        wait = due[i] - time.perf_counter()
+        if wait > 0:
+            time.sleep(min(wait, 0.05))
+            continue
+        late.append(-wait)
+        start = time.perf_counter()
+        renderers[i].render(make_current=not shared)
+        latencies.append(time.perf_counter() - start)
+        due[i] += period
+    elapsed = time.perf_counter() - t0
+    for context in {id(r.context): r.context for r in renderers}.values():
+        context.free()  # before exit: freed at interpreter shutdown, EGL is already gone and complains
+    out.put(
+        {"rows": len(latencies), "elapsed_s": elapsed, "latency_s": latencies, "late_s": late, "identical": identical}
+    )
+
+
+class GpuLoad:
+    """The GPU work beside the renders, back to back: the stand-in's largest bf16 product (``gemm``), or the
+    7B stand-in's whole forward at ``rows`` rows (``forward``, ``backbone=lean-compiled``, as served)."""
+
+    def __init__(self, kind: str = "gemm", rows: int = 6) -> None:
+        import torch
+
+        self.torch = torch
+        self.kind = kind
+        if kind == "forward":
+            from bench.llama_policy import example_obs, make_policy
+
+            self.policy = make_policy(backbone="lean-compiled", chunks="runner")
+            self.obs = example_obs(rows, seed=rows)
+            self.flop = float(rows)  # "TFLOP/s" below is then rows/s x 1e-12: reported as rows_per_s
+        else:
+            m, k, n = GEMM_SHAPE
+            self.a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            self.b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+            self.flop = 2 * m * k * n
+        self.run(3.0)  # warm-up: kernels chosen (and compiled), clocks up
+
+    def step(self) -> None:
+        if self.kind == "forward":
+            self.policy.infer(self.obs)  # ends with the actions on the host: synchronized
+            return
+        for _ in range(5):
+            self.a @ self.b
+        self.torch.cuda.synchronize()
+
+    @staticmethod
+    def available() -> bool:
+        try:
+            import torch
+        except ImportError:
+            return False
+        return bool(torch.cuda.is_available())
+
+    def run(self, seconds: float) -> float:
+        """The rate over ``seconds``: TFLOP/s of products (five per synchronize), or rows/s of forwards."""
+        count, t0 = 0, time.perf_counter()
+        per_step = 1 if self.kind == "forward" else 5
+        while time.perf_counter() - t0 < seconds:
+            self.step()
+            count += per_step
+        rate = self.flop * count / (time.perf_counter() - t0)
+        return rate if self.kind == "forward" else rate / 1e12
+
+
+def layout_processes(layout: str, scenes: int, groups: int) -> list[tuple[int, bool]]:
+    """(scenes, shared context) per render process of a layout."""
+    if layout == "none":
+        return []
+    if layout == "procs":
+        return [(1, False)] * scenes
+    if layout == "contexts":
+        return [(scenes, False)]
+    if layout == "shared":
+        return [(scenes, True)]
+    if layout == "groups":
+        sizes = [scenes // groups + (1 if g < scenes % groups else 0) for g in range(groups)]
+        return [(size, True) for size in sizes if size]
+    raise ValueError(f"unknown layout {layout!r}: choose from {', '.join(LAYOUTS)}")
+
+
+def run_layout(layout: str, args: argparse.Namespace, files: SceneFiles, load: GpuLoad | None) -> dict[str, Any]:
+    """One layout: start its render processes, then the product and the GPU sampler for ``--seconds``."""
+    ctx = mp.get_context("spawn")
+    plan = layout_processes(layout, args.scenes, args.groups)
+    barrier, stop, out = ctx.Barrier(len(plan) + 1), ctx.Event(), ctx.Queue()
+    procs = [
+        ctx.Process(target=render_process, args=(files, n, shared, args.rows_per_s, barrier, stop, out), daemon=True)
+        for n, shared in plan
+    ]
+    for p in procs:
+        p.start()
+    row: dict[str, Any] = {"layout": layout, "processes": len(plan), "gl_contexts": sum(1 if s else n for n, s in plan)}
+    try:
+        barrier.wait(timeout=600)
+    except Exception:
+        stop.set()
+    if not barrier.broken:
+        with GpmSampler(0.5) as sampler:
+            if load is not None:
+                row["gpu_rate"] = round(load.run(args.seconds), 1)
+            else:
+                time.sleep(args.seconds)
+        row["gpu"] = sampler.result
+    stop.set()
+    parts = [out.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    errors = [p["error"] for p in parts if "error" in p]
+    if errors:
+        raise SystemExit(f"layout {layout}: a render process failed: {errors[0]}")
+    if parts:
+        latencies = [x for p in parts for x in p["latency_s"]]
+        rows = sum(p["rows"] for p in parts)
+        row.update(
+            rows_rendered=rows,
+            rows_per_s=round(rows / max(p["elapsed_s"] for p in parts), 1),
+            render_ms_median=round(1000 * statistics.median(latencies), 2),
+            render_ms_p90=round(1000 * float(np.percentile(latencies, 90)), 2),
+            late_ms_median=round(1000 * statistics.median(x for p in parts for x in p["late_s"]), 2),
+            identical_to_robosuite=all(p["identical"] for p in parts),
+        )
+    return row
+
+
+def summarize(rows: list[dict[str, Any]], rounds: int) -> dict[str, Any]:
+    """Per layout: the GPU work's rate as a share of ``none`` in the same round, SM activity, render latency."""
+    summary: dict[str, Any] = {}
+    layouts = list(dict.fromkeys(r["layout"] for r in rows))
+    per_round = [rows[i * len(layouts) : (i + 1) * len(layouts)] for i in range(rounds)]
+    for layout in layouts:
+        entry: dict[str, Any] = {}
+        for rnd in per_round:
+            row = next(r for r in rnd if r["layout"] == layout)
+            alone = next((r for r in rnd if r["layout"] == "none"), {})
+            if "gpu_rate" in row and "gpu_rate" in alone:
+                entry.setdefault("gpu_rate_over_alone", []).append(round(row["gpu_rate"] / alone["gpu_rate"], 3))
+            if "mean_sm_active_pct" in row.get("gpu", {}):
+                entry.setdefault("sm_active_pct", []).append(row["gpu"]["mean_sm_active_pct"])
+            if "render_ms_median" in row:
+                entry.setdefault("render_ms_median", []).append(row["render_ms_median"])
+                entry.setdefault("rows_per_s", []).append(row["rows_per_s"])
+                entry.setdefault("identical_to_robosuite", []).append(row["identical_to_robosuite"])
+        summary[layout] = entry
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--suite", default="libero_spatial")
+    parser.add_argument("--task", type=int, default=0)
+    parser.add_argument("--scenes", type=int, default=30, help="scenes rendered at once (the suite's workers)")
+    parser.add_argument("--groups", type=int, default=5, help="render processes of the groups layout")
+    parser.add_argument("--rows-per-s", type=float, default=2.0, help="policy rows per second per scene")
+    parser.add_argument("--resolution", type=int, default=256, help="camera side in pixels")
+    parser.add_argument("--seconds", type=float, default=15.0, help="measured time per layout")
+    parser.add_argument("--rounds", type=int, default=2, help="all layouts, in turns, this many times")
+    parser.add_argument("--layouts", default=",".join(LAYOUTS), help=f"comma-separated, from {', '.join(LAYOUTS)}")
+    parser.add_argument("--load", choices=("gemm", "forward"), default="gemm", help="the GPU work beside the renders")
+    parser.add_argument("--forward-rows", type=int, default=6, help="rows per forward with --load forward")
+    parser.add_argument("--out", type=Path, help="result file (default: $OUT or a temporary file)")
+    parser.add_argument("--update-results", action="store_true", help="allow an --out inside bench/results/")
+    args = parser.parse_args(argv)
+    out = results_path(args.out, update_results=args.update_results, name="render_contention.json")
+    load = GpuLoad(args.load, args.forward_rows) if GpuLoad.available() else None
+    layouts = [name.strip() for name in args.layouts.split(",") if name.strip()]
+    unknown = sorted(set(layouts) - set(LAYOUTS))
+    if unknown:
+        parser.error(f"--layouts: unknown {', '.join(unknown)}; choose from {', '.join(LAYOUTS)}")
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="render-contention-") as folder:
+        files = export_scene(args.suite, args.task, args.resolution, Path(folder))
+        for _ in range(args.rounds):
+            for layout in layouts:
+                rows.append(run_layout(layout, args, files, load))
+                print(json.dumps(rows[-1]), flush=True)
+    refused = [r["layout"] for r in rows if r.get("identical_to_robosuite") is False]
+    doc = {
+        "benchmark": "render_contention",
+        "machine": machine(),
+        "command": " ".join([Path(sys.executable).name, *sys.argv[1:]]) if argv is None else " ".join(argv),
+        "settings": {k: v for k, v in vars(args).items() if k not in ("out", "update_results")},
+        "gpu_load": None
+        if load is None
+        else (
+            f"forward lean-compiled, {args.forward_rows} rows"
+            if args.load == "forward"
+            else f"bf16 product {GEMM_SHAPE}"
+        ),
+        "gpu_rate_unit": "rows/s" if args.load == "forward" else "TFLOP/s",
+        "summary": summarize(rows, args.rounds),
+        "runs": rows,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(json.dumps(doc["summary"], indent=1))
+    print(f"results: {out}")
+    if refused:
+        print(f"these layouts rendered other pixels than robosuite: {', '.join(sorted(set(refused)))}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
