@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu_common import CAMERAS, SETTLE, GpmSampler, machine, results_path  # noqa: E402
 
-LAYOUTS = ("none", "procs", "contexts", "shared", "groups")
+LAYOUTS = ("none", "procs", "contexts", "shared", "groups", "procs-pair", "batched")
 #: the 7B stand-in's largest product at 8 rows of 601 tokens (bench/forward_speed.py)
 GEMM_SHAPE = (4808, 4096, 22016)
 
@@ -116,6 +116,7 @@ class SceneRenderer:
         context.make_current()
         self.con = mujoco.MjrContext(self.model, mujoco.mjtFontScale.mjFONTSCALE_150)
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self.con)
+        self.cons = [self.con]  # the pair modes add one per further camera
         self.scene = mujoco.MjvScene(self.model, maxgeom=1000)
         self.option, self.perturb, self.camera = mujoco.MjvOption(), mujoco.MjvPerturb(), mujoco.MjvCamera()
         self.option.geomgroup[:], self.option.sitegroup[:] = state["geomgroup"], state["sitegroup"]
@@ -143,6 +144,37 @@ class SceneRenderer:
             images.append(image)
         return images
 
+    def draw_pair(self, make_current: bool) -> None:
+        """Both cameras drawn, each into its own offscreen buffer at the origin, nothing read back yet.
+
+        Side by side in one buffer is not bit-identical (Mesa rounds the second viewport's pixels differently
+        on ~0.3 % of them), so the second camera gets a second ``MjrContext`` of the same model."""
+        mj = self.mujoco
+        if make_current:
+            self.context.make_current()
+        if len(self.cons) < len(self.camera_ids):
+            self.cons.append(mj.MjrContext(self.model, mj.mjtFontScale.mjFONTSCALE_150))
+        viewport = mj.MjrRect(0, 0, self.side, self.side)
+        for con, camera_id in zip(self.cons, self.camera_ids, strict=True):
+            self.camera.fixedcamid = camera_id
+            mj.mjv_updateScene(
+                self.model, self.data, self.option, self.perturb, self.camera, mj.mjtCatBit.mjCAT_ALL, self.scene
+            )
+            mj.mjr_setBuffer(mj.mjtFramebuffer.mjFB_OFFSCREEN, con)
+            mj.mjr_render(viewport, self.scene, con)
+
+    def read_pair(self) -> list[np.ndarray]:
+        """What :meth:`draw_pair` drew: one image per camera."""
+        mj = self.mujoco
+        viewport = mj.MjrRect(0, 0, self.side, self.side)
+        images = []
+        for con in self.cons:
+            image = np.empty((self.side, self.side, 3), dtype=np.uint8)
+            mj.mjr_setBuffer(mj.mjtFramebuffer.mjFB_OFFSCREEN, con)
+            mj.mjr_readPixels(image, None, viewport, con)
+            images.append(image)
+        return images
+
 
 def build_renderers(files: SceneFiles, scenes: int, shared: bool) -> list[SceneRenderer]:
     """``scenes`` copies, in one GL context (``shared``) or one each, with robosuite's context class."""
@@ -155,17 +187,19 @@ def build_renderers(files: SceneFiles, scenes: int, shared: bool) -> list[SceneR
     ]
 
 
-def render_process(
-    files: SceneFiles, scenes: int, shared: bool, rows_per_s: float, barrier: Any, stop: Any, out: Any
-) -> None:
-    """Render ``scenes`` copies, each paced at ``rows_per_s`` rows, until ``stop``; put the figures on ``out``."""
+def render_process(files: SceneFiles, plan: RenderPlan, rows_per_s: float, barrier: Any, stop: Any, out: Any) -> None:
+    """Render ``plan.scenes`` copies, each paced at ``rows_per_s`` rows, until ``stop``; put the figures on ``out``."""
     try:
-        renderers = build_renderers(files, scenes, shared)
+        renderers = build_renderers(files, plan.scenes, plan.shared)
         reference = np.load(files.reference)
-        first = [r.render(make_current=not shared) for r in renderers]
-        identical = all(
-            np.array_equal(img, reference[cam]) for imgs in first for cam, img in zip(CAMERAS, imgs, strict=True)
-        )
+        identical = True
+        for r in renderers:
+            if plan.mode == "each":
+                images = r.render(make_current=not plan.shared)
+            else:
+                r.draw_pair(make_current=not plan.shared)
+                images = r.read_pair()
+            identical &= all(np.array_equal(img, reference[cam]) for cam, img in zip(CAMERAS, images, strict=True))
     except Exception as exc:  # the parent reports it with the layout
         barrier.abort()
         out.put({"error": f"{type(exc).__name__}: {exc}"})
@@ -173,19 +207,29 @@ def render_process(
     barrier.wait()
     period = 1.0 / rows_per_s
     t0 = time.perf_counter()
-    due = [t0 + period * i / scenes for i in range(scenes)]  # spread, as workers' rows are
-    latencies, late = [], []
+    due = [t0 + period * i / plan.scenes for i in range(plan.scenes)]  # spread, as workers' rows are
+    latencies: list[float] = []
+    late: list[float] = []
     while not stop.is_set():
-        i = min(range(scenes), key=due.__getitem__)
-        wait = due[i] - time.perf_counter()
-        if wait > 0:
-            time.sleep(min(wait, 0.05))
+        now = time.perf_counter()
+        ready = [i for i in range(plan.scenes) if due[i] <= now]
+        if not ready or (plan.mode == "batched" and now - min(due[i] for i in ready) < plan.batch_s):
+            time.sleep(min(0.002 if ready else max(min(due) - now, 0.0), 0.05))
             continue
-        late.append(-wait)
+        if plan.mode != "batched":
+            ready = ready[:1]
+        late.extend(now - due[i] for i in ready)
         start = time.perf_counter()
-        renderers[i].render(make_current=not shared)
-        latencies.append(time.perf_counter() - start)
-        due[i] += period
+        if plan.mode == "each":
+            renderers[ready[0]].render(make_current=not plan.shared)
+        else:  # every draw queued before the first read: the GPU runs them in one go
+            for i in ready:
+                renderers[i].draw_pair(make_current=not plan.shared)
+            for i in ready:
+                renderers[i].read_pair()
+        latencies.extend([time.perf_counter() - start] * len(ready))
+        for i in ready:
+            due[i] += period
     elapsed = time.perf_counter() - t0
     for context in {id(r.context): r.context for r in renderers}.values():
         context.free()  # before exit: freed at interpreter shutdown, EGL is already gone and complains
@@ -243,34 +287,54 @@ class GpuLoad:
         return rate if self.kind == "forward" else rate / 1e12
 
 
-def layout_processes(layout: str, scenes: int, groups: int) -> list[tuple[int, bool]]:
-    """(scenes, shared context) per render process of a layout."""
+@dataclass(frozen=True)
+class RenderPlan:
+    """One render process of a layout: its scenes, whether they share one GL context, how rows are drawn."""
+
+    scenes: int
+    shared: bool
+    #: each: both cameras rendered and read back in turn (robosuite); pair: both drawn side by side, then one
+    #: read; batched: every row due within batch_s drawn as pairs, then all read
+    mode: str = "each"
+    batch_s: float = 0.0
+
+
+def layout_processes(layout: str, scenes: int, groups: int, batch_s: float = 0.05) -> list[RenderPlan]:
+    """The render processes of a layout."""
     if layout == "none":
         return []
     if layout == "procs":
-        return [(1, False)] * scenes
+        return [RenderPlan(1, False)] * scenes
+    if layout == "procs-pair":
+        return [RenderPlan(1, False, "pair")] * scenes
     if layout == "contexts":
-        return [(scenes, False)]
+        return [RenderPlan(scenes, False)]
     if layout == "shared":
-        return [(scenes, True)]
+        return [RenderPlan(scenes, True)]
+    if layout == "batched":
+        return [RenderPlan(scenes, True, "batched", batch_s)]
     if layout == "groups":
         sizes = [scenes // groups + (1 if g < scenes % groups else 0) for g in range(groups)]
-        return [(size, True) for size in sizes if size]
+        return [RenderPlan(size, True) for size in sizes if size]
     raise ValueError(f"unknown layout {layout!r}: choose from {', '.join(LAYOUTS)}")
 
 
 def run_layout(layout: str, args: argparse.Namespace, files: SceneFiles, load: GpuLoad | None) -> dict[str, Any]:
     """One layout: start its render processes, then the product and the GPU sampler for ``--seconds``."""
     ctx = mp.get_context("spawn")
-    plan = layout_processes(layout, args.scenes, args.groups)
+    plan = layout_processes(layout, args.scenes, args.groups, args.batch_ms / 1000)
     barrier, stop, out = ctx.Barrier(len(plan) + 1), ctx.Event(), ctx.Queue()
     procs = [
-        ctx.Process(target=render_process, args=(files, n, shared, args.rows_per_s, barrier, stop, out), daemon=True)
-        for n, shared in plan
+        ctx.Process(target=render_process, args=(files, p, args.rows_per_s, barrier, stop, out), daemon=True)
+        for p in plan
     ]
     for p in procs:
         p.start()
-    row: dict[str, Any] = {"layout": layout, "processes": len(plan), "gl_contexts": sum(1 if s else n for n, s in plan)}
+    row: dict[str, Any] = {
+        "layout": layout,
+        "processes": len(plan),
+        "gl_contexts": sum(1 if p.shared else p.scenes for p in plan),
+    }
     try:
         barrier.wait(timeout=600)
     except Exception:
@@ -331,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", type=int, default=0)
     parser.add_argument("--scenes", type=int, default=30, help="scenes rendered at once (the suite's workers)")
     parser.add_argument("--groups", type=int, default=5, help="render processes of the groups layout")
+    parser.add_argument("--batch-ms", type=float, default=50.0, help="the batched layout's wait for more rows")
     parser.add_argument("--rows-per-s", type=float, default=2.0, help="policy rows per second per scene")
     parser.add_argument("--resolution", type=int, default=256, help="camera side in pixels")
     parser.add_argument("--seconds", type=float, default=15.0, help="measured time per layout")
