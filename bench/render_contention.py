@@ -423,7 +423,9 @@ def main(argv: list[str] | None = None) -> int:
     doc = {
         "benchmark": "render_contention",
         "machine": machine(),
-        "command": " ".join([Path(sys.executable).name, *sys.argv[1:]]) if argv is None else " ".join(argv),
+        "command": " ".join(
+            [Path(sys.executable).name, *(sys.argv if argv is None else ["bench/render_contention.py", *argv])]
+        ),
         "settings": {k: v for k, v in vars(args).items() if k not in ("out", "update_results")},
         "gpu_load": None
         if load is None
