@@ -34,8 +34,12 @@ def make_backbone(
         if backbone == "lean":
             return lean
         # The rotary tables are built now: filled inside the compiled forward, their cache would make
-        # the first graph valid only while it is empty, and a later batch size would compile again.
-        lean.rope(tokens_per_row, torch.device(device), torch.bfloat16)
+        # the first graph valid only while it is empty, and a later batch size would compile again. They
+        # are keyed by the device the inputs will report: "cuda" names no index, but a CUDA tensor's device
+        # is "cuda:0". Built under "cuda", the forward added a second table, the cache's new length failed
+        # the first graph's guard, and the first multi-row request after serving compiled again (~20 s,
+        # inside the H200 suite runs of 2026-12-05).
+        lean.rope(tokens_per_row, torch.empty(0, device=device).device, torch.bfloat16)
         # dynamic: one compiled graph for every batch size (Dynamo keeps batch 1 as a second one). The
         # compiled module hands attribute reads (embed_tokens, parameters) to the one it wraps.
         compiled: nn.Module = torch.compile(lean, dynamic=True)  # type: ignore[assignment]

@@ -151,6 +151,33 @@ def test_given_the_compiled_backbone_then_it_computes_the_lean_backbones_functio
     assert got["graphs_built"] == 2 and got["graphs_after_serving"] == 2, got
 
 
+INDEXED_DEVICE_CHILD = """
+import json, sys, threading
+from bench.llama_policy import make_policy
+from tests.policy_fixtures import make_obs
+from torch._dynamo.utils import counters
+# "cpu:0" names an index the inputs' device does not carry, as "cuda" leaves out the index a CUDA tensor has
+policy = make_policy(layers=1, hidden=64, intermediate=128, heads=2, resolution=32, device="cpu:0",
+                     backbone="lean-compiled")
+built = counters["stats"]["unique_graphs"]
+serve = threading.Thread(target=lambda: [policy.infer(make_obs(n, cameras=("agentview", "robot0_eye_in_hand"),
+                                                                resolution=32, seed=n)) for n in (1, 3, 2)])
+serve.start(); serve.join()
+json.dump({"graphs_built": built, "graphs_after_serving": counters["stats"]["unique_graphs"]}, sys.stdout)
+"""
+
+
+def test_given_a_device_named_without_the_inputs_index_then_serving_still_compiles_nothing() -> None:
+    # On the H200, device="cuda" keyed the prebuilt rotary tables under "cuda" while the inputs said "cuda:0":
+    # the forward added a table, and the first multi-row request after serving compiled again (~20 s).
+    proc = subprocess.run(
+        [sys.executable, "-c", INDEXED_DEVICE_CHILD], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout)
+    assert got == {"graphs_built": 2, "graphs_after_serving": 2}, got
+
+
 NO_COMPILER_CHILD = """
 import torch._inductor.config as inductor
 inductor.cpp.cxx = ("/nonexistent/g++",)  # a machine without the C++ compiler Inductor needs on a CPU
