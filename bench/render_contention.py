@@ -187,27 +187,43 @@ def build_renderers(files: SceneFiles, scenes: int, shared: bool) -> list[SceneR
     ]
 
 
+def render_rows(renderers: list[SceneRenderer], rows: list[int], plan: RenderPlan) -> list[list[np.ndarray]]:
+    """One row of each scene in ``rows``, as the plan's mode draws and reads them; the images per row."""
+    if plan.mode == "each":
+        return [renderers[i].render(make_current=not plan.shared) for i in rows]
+    for i in rows:  # every draw queued before the first read: the GPU can run them in one go
+        renderers[i].draw_pair(make_current=not plan.shared)
+    return [renderers[i].read_pair() for i in rows]
+
+
 def render_process(files: SceneFiles, plan: RenderPlan, rows_per_s: float, barrier: Any, stop: Any, out: Any) -> None:
     """Render ``plan.scenes`` copies, each paced at ``rows_per_s`` rows, until ``stop``; put the figures on ``out``."""
     try:
         renderers = build_renderers(files, plan.scenes, plan.shared)
         reference = np.load(files.reference)
-        identical = True
-        for r in renderers:
-            if plan.mode == "each":
-                images = r.render(make_current=not plan.shared)
-            else:
-                r.draw_pair(make_current=not plan.shared)
-                images = r.read_pair()
-            identical &= all(np.array_equal(img, reference[cam]) for cam, img in zip(CAMERAS, images, strict=True))
+        identical = all(
+            np.array_equal(image, reference[camera])
+            for images in render_rows(renderers, list(range(plan.scenes)), plan)
+            for camera, image in zip(CAMERAS, images, strict=True)
+        )
     except Exception as exc:  # the parent reports it with the layout
         barrier.abort()
         out.put({"error": f"{type(exc).__name__}: {exc}"})
         return
     barrier.wait()
+    figures = paced(renderers, plan, rows_per_s, stop)
+    for context in {id(r.context): r.context for r in renderers}.values():
+        context.free()  # before exit: freed at interpreter shutdown, EGL is already gone and complains
+    out.put({**figures, "identical": identical})
+
+
+def paced(renderers: list[SceneRenderer], plan: RenderPlan, rows_per_s: float, stop: Any) -> dict[str, Any]:
+    """Each scene's rows at ``rows_per_s`` (spread over the period, as workers' rows are) until ``stop``.
+
+    ``batched`` waits until the oldest due row is ``batch_s`` late, then renders every due row at once."""
     period = 1.0 / rows_per_s
     t0 = time.perf_counter()
-    due = [t0 + period * i / plan.scenes for i in range(plan.scenes)]  # spread, as workers' rows are
+    due = [t0 + period * i / plan.scenes for i in range(plan.scenes)]
     latencies: list[float] = []
     late: list[float] = []
     while not stop.is_set():
@@ -220,22 +236,11 @@ def render_process(files: SceneFiles, plan: RenderPlan, rows_per_s: float, barri
             ready = ready[:1]
         late.extend(now - due[i] for i in ready)
         start = time.perf_counter()
-        if plan.mode == "each":
-            renderers[ready[0]].render(make_current=not plan.shared)
-        else:  # every draw queued before the first read: the GPU runs them in one go
-            for i in ready:
-                renderers[i].draw_pair(make_current=not plan.shared)
-            for i in ready:
-                renderers[i].read_pair()
+        render_rows(renderers, ready, plan)
         latencies.extend([time.perf_counter() - start] * len(ready))
         for i in ready:
             due[i] += period
-    elapsed = time.perf_counter() - t0
-    for context in {id(r.context): r.context for r in renderers}.values():
-        context.free()  # before exit: freed at interpreter shutdown, EGL is already gone and complains
-    out.put(
-        {"rows": len(latencies), "elapsed_s": elapsed, "latency_s": latencies, "late_s": late, "identical": identical}
-    )
+    return {"rows": len(latencies), "elapsed_s": time.perf_counter() - t0, "latency_s": latencies, "late_s": late}
 
 
 class GpuLoad:
