@@ -9,20 +9,22 @@ One LIBERO scene is built once and saved as a compiled MuJoCo model plus its sta
 for each layout below, ``--scenes`` copies of it are rendered the way a worker renders them (robosuite's
 ``GLContext``, one ``MjrContext`` per scene, both 256 px cameras read back), each scene paced at ``--rows-per-s``
 policy rows per second (two camera renders per row, as a worker renders only the observation a policy reads).
-Meanwhile this process runs the 7B stand-in's largest bf16 matrix product back to back and samples the GPU
-(SM activity through GPM):
+Meanwhile this process runs GPU work back to back (``--load``: the 7B stand-in's largest bf16 matrix product,
+or its whole forward as served) and samples the GPU (SM activity through GPM):
 
-- ``none``: no renders; the product alone;
+- ``none``: no renders; the GPU work alone;
 - ``procs``: one process per scene, each with its own GL context (today's workers);
 - ``contexts``: one process, one GL context per scene;
 - ``shared``: one process, one GL context for every scene (one ``MjrContext`` each);
-- ``groups``: ``--groups`` processes, each with one GL context for its share of the scenes.
+- ``groups``: ``--groups`` processes, each with one GL context for its share of the scenes;
+- ``procs-pair``: as ``procs``, but both cameras are drawn before either is read back;
+- ``batched``: one process, one GL context, every row due within ``--batch-ms`` drawn, then all read back.
 
 The layouts run in turns, ``--rounds`` times; ratios are taken within a round. Every layout first renders each
 scene once and must match, bit for bit, what robosuite's own ``MjSim.render`` gave for that state: a layout
 that changed the pixels would change what the policy sees, and the bench refuses it.
 
-On a machine without CUDA (tests, this repository's CPU box) the product is skipped and only the renders run.
+On a machine without CUDA (tests, this repository's CPU box) the GPU work is skipped and only the renders run.
 
 Device use (after ``source bench/gpu_setup.sh``):
 ``python3 bench/render_contention.py --scenes 30 --rows-per-s 2 --seconds 15 --rounds 2 --out $OUT/render_contention.json``
@@ -47,10 +49,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu_common import CAMERAS, SETTLE, GpmSampler, machine, results_path  # noqa: E402
+from bench.llama_policy import LLAMA_7B  # noqa: E402
 
 LAYOUTS = ("none", "procs", "contexts", "shared", "groups", "procs-pair", "batched")
-#: the 7B stand-in's largest product at 8 rows of 601 tokens (bench/forward_speed.py)
-GEMM_SHAPE = (4808, 4096, 22016)
+#: the 7B stand-in's largest product (gate and up projections at once) at 8 rows of 601 tokens, as
+#: bench/forward_speed.py times it
+GEMM_SHAPE = (8 * 601, LLAMA_7B["hidden_size"], 2 * LLAMA_7B["intermediate_size"])
 
 
 @dataclass(frozen=True)
@@ -244,8 +248,9 @@ def paced(renderers: list[SceneRenderer], plan: RenderPlan, rows_per_s: float, s
 
 
 class GpuLoad:
-    """The GPU work beside the renders, back to back: the stand-in's largest bf16 product (``gemm``), or the
-    7B stand-in's whole forward at ``rows`` rows (``forward``, ``backbone=lean-compiled``, as served)."""
+    """The GPU work beside the renders, back to back: the stand-in's largest bf16 product (``gemm``, rated in
+    TFLOP/s), or the 7B stand-in's whole forward at ``rows`` rows (``forward``, ``backbone=lean-compiled`` as
+    served, rated in rows/s)."""
 
     def __init__(self, kind: str = "gemm", rows: int = 6) -> None:
         import torch
@@ -257,12 +262,17 @@ class GpuLoad:
 
             self.policy = make_policy(backbone="lean-compiled", chunks="runner")
             self.obs = example_obs(rows, seed=rows)
-            self.flop = float(rows)  # "TFLOP/s" below is then rows/s x 1e-12: reported as rows_per_s
+            self.describe, self.unit, self.work_per_step = f"forward lean-compiled, {rows} rows", "rows/s", float(rows)
         else:
             m, k, n = GEMM_SHAPE
             self.a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             self.b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-            self.flop = 2 * m * k * n
+            # five products per synchronize, counted in TFLOP
+            self.describe, self.unit, self.work_per_step = (
+                f"bf16 product {GEMM_SHAPE}",
+                "TFLOP/s",
+                5 * 2 * m * k * n / 1e12,
+            )
         self.run(3.0)  # warm-up: kernels chosen (and compiled), clocks up
 
     def step(self) -> None:
@@ -282,14 +292,12 @@ class GpuLoad:
         return bool(torch.cuda.is_available())
 
     def run(self, seconds: float) -> float:
-        """The rate over ``seconds``: TFLOP/s of products (five per synchronize), or rows/s of forwards."""
-        count, t0 = 0, time.perf_counter()
-        per_step = 1 if self.kind == "forward" else 5
+        """The rate over ``seconds``, in :attr:`unit`."""
+        steps, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < seconds:
             self.step()
-            count += per_step
-        rate = self.flop * count / (time.perf_counter() - t0)
-        return rate if self.kind == "forward" else rate / 1e12
+            steps += 1
+        return self.work_per_step * steps / (time.perf_counter() - t0)
 
 
 @dataclass(frozen=True)
@@ -298,8 +306,8 @@ class RenderPlan:
 
     scenes: int
     shared: bool
-    #: each: both cameras rendered and read back in turn (robosuite); pair: both drawn side by side, then one
-    #: read; batched: every row due within batch_s drawn as pairs, then all read
+    #: each: both cameras rendered and read back in turn (robosuite); pair: both drawn (each into its own
+    #: buffer), then both read; batched: every row due within batch_s drawn as pairs, then all read
     mode: str = "each"
     batch_s: float = 0.0
 
@@ -432,14 +440,8 @@ def main(argv: list[str] | None = None) -> int:
             [Path(sys.executable).name, *(sys.argv if argv is None else ["bench/render_contention.py", *argv])]
         ),
         "settings": {k: v for k, v in vars(args).items() if k not in ("out", "update_results")},
-        "gpu_load": None
-        if load is None
-        else (
-            f"forward lean-compiled, {args.forward_rows} rows"
-            if args.load == "forward"
-            else f"bf16 product {GEMM_SHAPE}"
-        ),
-        "gpu_rate_unit": "rows/s" if args.load == "forward" else "TFLOP/s",
+        "gpu_load": None if load is None else load.describe,
+        "gpu_rate_unit": None if load is None else load.unit,
         "summary": summarize(rows, args.rounds),
         "runs": rows,
     }
