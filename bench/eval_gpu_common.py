@@ -80,6 +80,11 @@ def machine() -> dict[str, Any]:
     return info
 
 
+def command_line(script: str, argv: list[str] | None) -> str:
+    """The command a bench ran with, for its results file: this interpreter and ``argv`` (or the real argv)."""
+    return " ".join([Path(sys.executable).name, *(sys.argv if argv is None else [script, *argv])])
+
+
 def results_path(out: Path | None, *, update_results: bool, name: str = "eval_gpu.json") -> Path:
     """Where the figures go: ``out``, or $OUT/``name``, or a temporary file; never into the tracked
     ``bench/results/`` unless ``update_results`` (a smoke run once overwrote the published figures)."""

@@ -24,6 +24,11 @@ The layouts run in turns, ``--rounds`` times; ratios are taken within a round. E
 scene once and must match, bit for bit, what robosuite's own ``MjSim.render`` gave for that state: a layout
 that changed the pixels would change what the policy sees, and the bench refuses it.
 
+``--mirrors drawn,skipped`` runs every rendering layout a second time per round with MuJoCo's mirror pass
+dropped (``bench/scene_render.py``: the scene drawn again, mirrored, for each reflective plane or box). Those
+runs change the reflecting faces' pixels, so they report how many pixels changed instead of being refused:
+they measure what the pass costs the GPU, nothing a policy would be shown.
+
 On a machine without CUDA (tests, this repository's CPU box) the GPU work is skipped and only the renders run.
 
 Device use (after ``source bench/gpu_setup.sh``):
@@ -39,7 +44,7 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,147 +53,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.eval_gpu_common import CAMERAS, SETTLE, GpmSampler, machine, results_path  # noqa: E402
+from bench.eval_gpu_common import CAMERAS, GpmSampler, command_line, machine, results_path  # noqa: E402
 from bench.llama_policy import LLAMA_7B  # noqa: E402
+from bench.scene_render import SceneFiles, SceneRenderer, build_renderers, export_scene  # noqa: E402
 
 LAYOUTS = ("none", "procs", "contexts", "shared", "groups", "procs-pair", "batched")
+MIRRORS = ("drawn", "skipped")
 #: the 7B stand-in's largest product (gate and up projections at once) at 8 rows of 601 tokens, as
 #: bench/forward_speed.py times it
 GEMM_SHAPE = (8 * 601, LLAMA_7B["hidden_size"], 2 * LLAMA_7B["intermediate_size"])
-
-
-@dataclass(frozen=True)
-class SceneFiles:
-    """One LIBERO scene frozen for rendering elsewhere: the compiled model, its state and robosuite's images."""
-
-    model: str
-    state: str
-    reference: str
-    resolution: int
-
-
-def export_scene(suite: str, task: int, resolution: int, folder: Path) -> SceneFiles:
-    """Build the task's scene as a worker does, start episode 0, and save what rendering it needs."""
-    import mujoco
-
-    from eval_runner.env import LiberoEnv
-    from eval_runner.libero_setup import configure_libero
-    from eval_runner.policies.base import ObservationSpec
-    from rlinf_bench.suites import get_suite
-
-    configure_libero(None, needs_renderer=True)
-    spec = ObservationSpec(cameras=CAMERAS, resolution=resolution, proprio=())
-    env = LiberoEnv(get_suite(suite).task(task), spec, horizon=1000)
-    env.start_episode(0, 0, SETTLE)
-    model, data = env.sim.model._model, env.sim.data._data
-    mujoco.mj_forward(model, data)  # the geoms' poses of this qpos: what a copy computes from the saved state
-    files = SceneFiles(str(folder / "scene.mjb"), str(folder / "state.npz"), str(folder / "reference.npz"), resolution)
-    mujoco.mj_saveModel(model, files.model, None)
-    # robosuite hides collision meshes through its render context's options: copy those with the state
-    render_context = env.sim._render_context_offscreen
-    np.savez(
-        files.state,
-        qpos=data.qpos,
-        qvel=data.qvel,
-        mocap_pos=data.mocap_pos,
-        mocap_quat=data.mocap_quat,
-        geomgroup=render_context.vopt.geomgroup,
-        sitegroup=render_context.vopt.sitegroup,
-        option_flags=render_context.vopt.flags,
-        scene_flags=render_context.scn.flags,
-    )
-    images = {cam: env.sim.render(width=resolution, height=resolution, camera_name=cam) for cam in CAMERAS}
-    np.savez(files.reference, **images)
-    env.close()
-    return files
-
-
-class SceneRenderer:
-    """One copy of the scene rendered as robosuite's ``MjRenderContext`` renders it, in the current GL context."""
-
-    def __init__(self, files: SceneFiles, context: Any) -> None:
-        import mujoco
-
-        self.mujoco = mujoco
-        self.context = context
-        self.model = mujoco.MjModel.from_binary_path(files.model)
-        self.data = mujoco.MjData(self.model)
-        state = np.load(files.state)
-        self.data.qpos[:], self.data.qvel[:] = state["qpos"], state["qvel"]
-        self.data.mocap_pos[:], self.data.mocap_quat[:] = state["mocap_pos"], state["mocap_quat"]
-        mujoco.mj_forward(self.model, self.data)
-        context.make_current()
-        self.con = mujoco.MjrContext(self.model, mujoco.mjtFontScale.mjFONTSCALE_150)
-        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self.con)
-        self.cons = [self.con]  # the pair modes add one per further camera
-        self.scene = mujoco.MjvScene(self.model, maxgeom=1000)
-        self.option, self.perturb, self.camera = mujoco.MjvOption(), mujoco.MjvPerturb(), mujoco.MjvCamera()
-        self.option.geomgroup[:], self.option.sitegroup[:] = state["geomgroup"], state["sitegroup"]
-        self.option.flags[:], self.scene.flags[:] = state["option_flags"], state["scene_flags"]
-        self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
-        self.camera_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_CAMERA, name) for name in CAMERAS]
-        self.side = files.resolution
-
-    def render(self, make_current: bool) -> list[np.ndarray]:
-        """Both cameras, each rendered and read back before the next (robosuite's order)."""
-        mj = self.mujoco
-        if make_current:
-            self.context.make_current()
-        viewport = mj.MjrRect(0, 0, self.side, self.side)
-        images = []
-        for camera_id in self.camera_ids:
-            self.camera.fixedcamid = camera_id
-            mj.mjv_updateScene(
-                self.model, self.data, self.option, self.perturb, self.camera, mj.mjtCatBit.mjCAT_ALL, self.scene
-            )
-            mj.mjr_setBuffer(mj.mjtFramebuffer.mjFB_OFFSCREEN, self.con)
-            mj.mjr_render(viewport, self.scene, self.con)
-            image = np.empty((self.side, self.side, 3), dtype=np.uint8)
-            mj.mjr_readPixels(image, None, viewport, self.con)
-            images.append(image)
-        return images
-
-    def draw_pair(self, make_current: bool) -> None:
-        """Both cameras drawn, each into its own offscreen buffer at the origin, nothing read back yet.
-
-        Side by side in one buffer is not bit-identical (Mesa rounds the second viewport's pixels differently
-        on ~0.3 % of them), so the second camera gets a second ``MjrContext`` of the same model."""
-        mj = self.mujoco
-        if make_current:
-            self.context.make_current()
-        if len(self.cons) < len(self.camera_ids):
-            self.cons.append(mj.MjrContext(self.model, mj.mjtFontScale.mjFONTSCALE_150))
-        viewport = mj.MjrRect(0, 0, self.side, self.side)
-        for con, camera_id in zip(self.cons, self.camera_ids, strict=True):
-            self.camera.fixedcamid = camera_id
-            mj.mjv_updateScene(
-                self.model, self.data, self.option, self.perturb, self.camera, mj.mjtCatBit.mjCAT_ALL, self.scene
-            )
-            mj.mjr_setBuffer(mj.mjtFramebuffer.mjFB_OFFSCREEN, con)
-            mj.mjr_render(viewport, self.scene, con)
-
-    def read_pair(self) -> list[np.ndarray]:
-        """What :meth:`draw_pair` drew: one image per camera."""
-        mj = self.mujoco
-        viewport = mj.MjrRect(0, 0, self.side, self.side)
-        images = []
-        for con in self.cons:
-            image = np.empty((self.side, self.side, 3), dtype=np.uint8)
-            mj.mjr_setBuffer(mj.mjtFramebuffer.mjFB_OFFSCREEN, con)
-            mj.mjr_readPixels(image, None, viewport, con)
-            images.append(image)
-        return images
-
-
-def build_renderers(files: SceneFiles, scenes: int, shared: bool) -> list[SceneRenderer]:
-    """``scenes`` copies, in one GL context (``shared``) or one each, with robosuite's context class."""
-    from robosuite.utils.binding_utils import GLContext
-
-    side = files.resolution
-    one = GLContext(max_width=side, max_height=side, device_id=-1) if shared else None
-    return [
-        SceneRenderer(files, one or GLContext(max_width=side, max_height=side, device_id=-1)) for _ in range(scenes)
-    ]
 
 
 def render_rows(renderers: list[SceneRenderer], rows: list[int], plan: RenderPlan) -> list[list[np.ndarray]]:
@@ -203,13 +76,13 @@ def render_rows(renderers: list[SceneRenderer], rows: list[int], plan: RenderPla
 def render_process(files: SceneFiles, plan: RenderPlan, rows_per_s: float, barrier: Any, stop: Any, out: Any) -> None:
     """Render ``plan.scenes`` copies, each paced at ``rows_per_s`` rows, until ``stop``; put the figures on ``out``."""
     try:
-        renderers = build_renderers(files, plan.scenes, plan.shared)
+        renderers = build_renderers(files, plan.scenes, plan.shared, plan.draw_mirrors)
         reference = np.load(files.reference)
-        identical = all(
-            np.array_equal(image, reference[camera])
+        changed = [
+            int((image != reference[camera]).any(axis=-1).sum())
             for images in render_rows(renderers, list(range(plan.scenes)), plan)
             for camera, image in zip(CAMERAS, images, strict=True)
-        )
+        ]
     except Exception as exc:  # the parent reports it with the layout
         barrier.abort()
         out.put({"error": f"{type(exc).__name__}: {exc}"})
@@ -218,7 +91,7 @@ def render_process(files: SceneFiles, plan: RenderPlan, rows_per_s: float, barri
     figures = paced(renderers, plan, rows_per_s, stop)
     for context in {id(r.context): r.context for r in renderers}.values():
         context.free()  # before exit: freed at interpreter shutdown, EGL is already gone and complains
-    out.put({**figures, "identical": identical})
+    out.put({**figures, "identical": not any(changed), "pixels_changed": changed[: len(CAMERAS)]})
 
 
 def paced(renderers: list[SceneRenderer], plan: RenderPlan, rows_per_s: float, stop: Any) -> dict[str, Any]:
@@ -310,10 +183,20 @@ class RenderPlan:
     #: buffer), then both read; batched: every row due within batch_s drawn as pairs, then all read
     mode: str = "each"
     batch_s: float = 0.0
+    #: False drops MuJoCo's mirror pass (a diagnostic: the reflecting faces' pixels change)
+    draw_mirrors: bool = True
 
 
-def layout_processes(layout: str, scenes: int, groups: int, batch_s: float = 0.05) -> list[RenderPlan]:
-    """The render processes of a layout."""
+def layout_processes(
+    layout: str, scenes: int, groups: int, batch_s: float = 0.05, mirrors: str = "drawn"
+) -> list[RenderPlan]:
+    """The render processes of a layout, drawing MuJoCo's mirror pass or not (``mirrors``)."""
+    if mirrors not in MIRRORS:
+        raise ValueError(f"unknown mirrors {mirrors!r}: choose from {', '.join(MIRRORS)}")
+    return [replace(p, draw_mirrors=mirrors == "drawn") for p in _layout_plans(layout, scenes, groups, batch_s)]
+
+
+def _layout_plans(layout: str, scenes: int, groups: int, batch_s: float) -> list[RenderPlan]:
     if layout == "none":
         return []
     if layout == "procs":
@@ -332,10 +215,17 @@ def layout_processes(layout: str, scenes: int, groups: int, batch_s: float = 0.0
     raise ValueError(f"unknown layout {layout!r}: choose from {', '.join(LAYOUTS)}")
 
 
-def run_layout(layout: str, args: argparse.Namespace, files: SceneFiles, load: GpuLoad | None) -> dict[str, Any]:
+def variant_name(layout: str, mirrors: str) -> str:
+    """How a layout's runs are keyed in the summary: the layout, marked when its mirror pass was dropped."""
+    return layout if mirrors == "drawn" or layout == "none" else f"{layout}, mirrors skipped"
+
+
+def run_layout(
+    layout: str, args: argparse.Namespace, files: SceneFiles, load: GpuLoad | None, mirrors: str = "drawn"
+) -> dict[str, Any]:
     """One layout: start its render processes, then the product and the GPU sampler for ``--seconds``."""
     ctx = mp.get_context("spawn")
-    plan = layout_processes(layout, args.scenes, args.groups, args.batch_ms / 1000)
+    plan = layout_processes(layout, args.scenes, args.groups, args.batch_ms / 1000, mirrors)
     barrier, stop, out = ctx.Barrier(len(plan) + 1), ctx.Event(), ctx.Queue()
     procs = [
         ctx.Process(target=render_process, args=(files, p, args.rows_per_s, barrier, stop, out), daemon=True)
@@ -345,6 +235,8 @@ def run_layout(layout: str, args: argparse.Namespace, files: SceneFiles, load: G
         p.start()
     row: dict[str, Any] = {
         "layout": layout,
+        "variant": variant_name(layout, mirrors),
+        "mirrors": mirrors,
         "processes": len(plan),
         "gl_contexts": sum(1 if p.shared else p.scenes for p in plan),
     }
@@ -376,19 +268,21 @@ def run_layout(layout: str, args: argparse.Namespace, files: SceneFiles, load: G
             render_ms_p90=round(1000 * float(np.percentile(latencies, 90)), 2),
             late_ms_median=round(1000 * statistics.median(x for p in parts for x in p["late_s"]), 2),
             identical_to_robosuite=all(p["identical"] for p in parts),
+            pixels_changed=max((p["pixels_changed"] for p in parts), key=sum),
         )
     return row
 
 
 def summarize(rows: list[dict[str, Any]], rounds: int) -> dict[str, Any]:
-    """Per layout: the GPU work's rate as a share of ``none`` in the same round, SM activity, render latency."""
+    """Per layout (and mirror variant): the GPU work's rate as a share of ``none`` in the same round, SM activity,
+    render latency."""
     summary: dict[str, Any] = {}
-    layouts = list(dict.fromkeys(r["layout"] for r in rows))
-    per_round = [rows[i * len(layouts) : (i + 1) * len(layouts)] for i in range(rounds)]
-    for layout in layouts:
+    variants = list(dict.fromkeys(r.get("variant", r["layout"]) for r in rows))
+    per_round = [rows[i * len(variants) : (i + 1) * len(variants)] for i in range(rounds)]
+    for variant in variants:
         entry: dict[str, Any] = {}
         for rnd in per_round:
-            row = next(r for r in rnd if r["layout"] == layout)
+            row = next(r for r in rnd if r.get("variant", r["layout"]) == variant)
             alone = next((r for r in rnd if r["layout"] == "none"), {})
             if "gpu_rate" in row and "gpu_rate" in alone:
                 entry.setdefault("gpu_rate_over_alone", []).append(round(row["gpu_rate"] / alone["gpu_rate"], 3))
@@ -398,7 +292,9 @@ def summarize(rows: list[dict[str, Any]], rounds: int) -> dict[str, Any]:
                 entry.setdefault("render_ms_median", []).append(row["render_ms_median"])
                 entry.setdefault("rows_per_s", []).append(row["rows_per_s"])
                 entry.setdefault("identical_to_robosuite", []).append(row["identical_to_robosuite"])
-        summary[layout] = entry
+            if row.get("mirrors") == "skipped" and "pixels_changed" in row:
+                entry.setdefault("pixels_changed", []).append(row["pixels_changed"])
+        summary[variant] = entry
     return summary
 
 
@@ -414,6 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=15.0, help="measured time per layout")
     parser.add_argument("--rounds", type=int, default=2, help="all layouts, in turns, this many times")
     parser.add_argument("--layouts", default=",".join(LAYOUTS), help=f"comma-separated, from {', '.join(LAYOUTS)}")
+    parser.add_argument(
+        "--mirrors",
+        default="drawn",
+        help="comma-separated, from drawn, skipped: skipped reruns each layout without MuJoCo's mirror pass",
+    )
     parser.add_argument("--load", choices=("gemm", "forward"), default="gemm", help="the GPU work beside the renders")
     parser.add_argument("--forward-rows", type=int, default=6, help="rows per forward with --load forward")
     parser.add_argument("--out", type=Path, help="result file (default: $OUT or a temporary file)")
@@ -425,20 +326,22 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(layouts) - set(LAYOUTS))
     if unknown:
         parser.error(f"--layouts: unknown {', '.join(unknown)}; choose from {', '.join(LAYOUTS)}")
+    mirrors = [name.strip() for name in args.mirrors.split(",") if name.strip()]
+    if not mirrors or set(mirrors) - set(MIRRORS):
+        parser.error(f"--mirrors: {args.mirrors!r}; give drawn, skipped or both, comma-separated")
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="render-contention-") as folder:
         files = export_scene(args.suite, args.task, args.resolution, Path(folder))
         for _ in range(args.rounds):
             for layout in layouts:
-                rows.append(run_layout(layout, args, files, load))
-                print(json.dumps(rows[-1]), flush=True)
-    refused = [r["layout"] for r in rows if r.get("identical_to_robosuite") is False]
+                for variant in mirrors if layout != "none" else ["drawn"]:
+                    rows.append(run_layout(layout, args, files, load, variant))
+                    print(json.dumps(rows[-1]), flush=True)
+    refused = [r["layout"] for r in rows if r["mirrors"] == "drawn" and r.get("identical_to_robosuite") is False]
     doc = {
         "benchmark": "render_contention",
         "machine": machine(),
-        "command": " ".join(
-            [Path(sys.executable).name, *(sys.argv if argv is None else ["bench/render_contention.py", *argv])]
-        ),
+        "command": command_line("bench/render_contention.py", argv),
         "settings": {k: v for k, v in vars(args).items() if k not in ("out", "update_results")},
         "gpu_load": None if load is None else load.describe,
         "gpu_rate_unit": None if load is None else load.unit,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.render_contention import LAYOUTS, RenderPlan, layout_processes, summarize
+from bench.render_contention import LAYOUTS, RenderPlan, layout_processes, summarize, variant_name
 
 
 def test_each_layout_groups_the_scenes_into_the_processes_and_contexts_it_names() -> None:
@@ -35,3 +35,28 @@ def test_the_summary_takes_each_rate_against_the_alone_run_of_its_own_round() ->
     assert summary["procs"]["gpu_rate_over_alone"] == [0.8, 0.9]  # 64/80 in round 1, 36/40 in round 2
     assert summary["procs"]["sm_active_pct"] == [69.0, 70.0]
     assert summary["procs"]["identical_to_robosuite"] == [True, True]
+
+
+def test_skipped_mirrors_are_a_variant_of_each_rendering_layout_summarized_beside_it() -> None:
+    assert layout_processes("procs", 2, 5, mirrors="skipped") == [RenderPlan(1, False, draw_mirrors=False)] * 2
+    assert all(p.draw_mirrors for p in layout_processes("shared", 2, 5))
+    with pytest.raises(ValueError, match="unknown mirrors 'off'"):
+        layout_processes("procs", 2, 5, mirrors="off")
+
+    def row(layout: str, mirrors: str, rate: float, changed: list[int] | None = None) -> dict[str, object]:
+        extra = {} if changed is None else {"pixels_changed": changed}
+        return {
+            "layout": layout,
+            "variant": variant_name(layout, mirrors),
+            "mirrors": mirrors,
+            "gpu_rate": rate,
+        } | extra
+
+    rows = [row("none", "drawn", 80.0), row("procs", "drawn", 64.0), row("procs", "skipped", 72.0, [898, 294])]
+
+    summary = summarize(rows, rounds=1)
+
+    assert list(summary) == ["none", "procs", "procs, mirrors skipped"]
+    assert summary["procs, mirrors skipped"]["gpu_rate_over_alone"] == [0.9]
+    assert summary["procs, mirrors skipped"]["pixels_changed"] == [[898, 294]]
+    assert "pixels_changed" not in summary["procs"]
