@@ -84,7 +84,7 @@ def camera_geometry(renderer: SceneRenderer, camera_id: int) -> dict[str, Any]:
             in_view += triangles
     mirrors = [
         mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, scene.geoms[i].objid) or f"geom {scene.geoms[i].objid}"
-        for i in mirror_geoms(model, scene)
+        for i in mirror_geoms(scene)
     ]
     return {
         "geoms": int(scene.ngeom),

@@ -22,7 +22,7 @@ import numpy as np
 from bench.eval_gpu_common import CAMERAS, SETTLE
 
 
-def mirror_geoms(model: Any, scene: Any) -> list[int]:
+def mirror_geoms(scene: Any) -> list[int]:
     """Indices into ``scene.geoms`` of the geoms MuJoCo draws the scene mirrored in: reflective planes and boxes.
 
     Empty when the scene's reflection flag is off. Other shapes with a reflectance (LIBERO's table legs,
@@ -116,7 +116,7 @@ class SceneRenderer:
             self.model, self.data, self.option, self.perturb, self.camera, mj.mjtCatBit.mjCAT_ALL, self.scene
         )
         if not self.draw_mirrors:
-            for index in mirror_geoms(self.model, self.scene):
+            for index in mirror_geoms(self.scene):
                 self.scene.geoms[index].reflectance = 0.0
 
     def render(self, make_current: bool) -> list[np.ndarray]:
