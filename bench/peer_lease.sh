@@ -33,7 +33,8 @@ peer() {
   python3 bench/peer_vla_eval.py --shards "${SHARDS:-15}" --server-cores 1 --trials "$trials" --out "$OUT/vla_$tag.json" \
     --policy-args "backbone=$backbone" ${PEER_ARGS:-} "$@"
 }
-# what the renders cost the forward, with and without the stove's mirror pass (bench/render_cost.py)
+# what the renders cost the forward, with and without the stove's mirror pass (the pass: docs/performance.md,
+# "What one render draws")
 renders() {
   python3 bench/render_contention.py --load forward --scenes 30 --seconds 10 --rounds 2 --layouts none,procs \
     --mirrors drawn,skipped --out "$OUT/renders_spatial_$tag.json"

@@ -55,7 +55,13 @@ sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu_common import CAMERAS, GpmSampler, command_line, machine, results_path  # noqa: E402
 from bench.llama_policy import LLAMA_7B  # noqa: E402
-from bench.scene_render import SceneFiles, SceneRenderer, build_renderers, export_scene  # noqa: E402
+from bench.scene_render import (  # noqa: E402
+    SceneFiles,
+    SceneRenderer,
+    build_renderers,
+    export_scene,
+    pixels_changed,
+)
 
 LAYOUTS = ("none", "procs", "contexts", "shared", "groups", "procs-pair", "batched")
 MIRRORS = ("drawn", "skipped")
@@ -79,7 +85,7 @@ def render_process(files: SceneFiles, plan: RenderPlan, rows_per_s: float, barri
         renderers = build_renderers(files, plan.scenes, plan.shared, plan.draw_mirrors)
         reference = np.load(files.reference)
         changed = [
-            int((image != reference[camera]).any(axis=-1).sum())
+            pixels_changed(image, reference[camera])
             for images in render_rows(renderers, list(range(plan.scenes)), plan)
             for camera, image in zip(CAMERAS, images, strict=True)
         ]

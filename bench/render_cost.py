@@ -37,7 +37,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu_common import CAMERAS, command_line, machine, results_path  # noqa: E402
-from bench.scene_render import SceneFiles, SceneRenderer, build_renderers, export_scene, mirror_geoms  # noqa: E402
+from bench.scene_render import (  # noqa: E402
+    SceneFiles,
+    SceneRenderer,
+    build_renderers,
+    export_scene,
+    mirror_geoms,
+    pixels_changed,
+)
 
 
 def sphere_in_view(centre: np.ndarray, radius: float, fovy_deg: float, aspect: float = 1.0) -> bool:
@@ -134,8 +141,7 @@ def measure_scene(files: SceneFiles, rows: int, rounds: int) -> dict[str, Any]:
             statistics.mean(times["mirrors_skipped"]) / statistics.mean(times["mirrors_drawn"]), 3
         ),
         "pixels_changed_without_mirrors": {
-            camera: int((a != b).any(axis=-1).sum())
-            for camera, a, b in zip(CAMERAS, as_robosuite, without, strict=True)
+            camera: pixels_changed(a, b) for camera, a, b in zip(CAMERAS, as_robosuite, without, strict=True)
         },
         "pixels_per_image": files.resolution**2,
     }

@@ -35,6 +35,11 @@ def mirror_geoms(scene: Any) -> list[int]:
     return [i for i in range(scene.ngeom) if scene.geoms[i].reflectance > 0 and scene.geoms[i].type in mirrors]
 
 
+def pixels_changed(image: np.ndarray, other: np.ndarray) -> int:
+    """How many pixels of two same-size RGB images differ in any channel."""
+    return int((image != other).any(axis=-1).sum())
+
+
 @dataclass(frozen=True)
 class SceneFiles:
     """One LIBERO scene frozen for rendering elsewhere: the compiled model, its state and robosuite's images."""
