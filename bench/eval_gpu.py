@@ -42,10 +42,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.eval_gpu_common import MAX_STEPS, RESOLUTION, SUITE, TASK, Report, combine, results_path, split_cpus  # noqa: E402
+from bench.eval_gpu_common import RESOLUTION, SUITE, TASK, Report, combine, results_path, split_cpus  # noqa: E402
 from bench.eval_gpu_harness import cli_evaluate, harness  # noqa: E402
 from bench.eval_gpu_raw import raw_aggregate, render_check  # noqa: E402
 from bench.eval_gpu_served import policy_latency, project_suite, served_run  # noqa: E402
+from rlinf_bench.suites import get_suite  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -81,7 +82,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="",
         help="extra make_policy options, e.g. layers=1&hidden=64&device=cpu (smoke runs)",
     )
-    parser.add_argument("--max-steps", type=int, default=MAX_STEPS, help="policy steps per episode (smoke runs: fewer)")
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        help="policy steps per episode (default: the suite's OpenVLA-OFT horizon, 220 on libero_spatial; smoke runs: "
+        "fewer)",
+    )
     parser.add_argument("--resolution", type=int, default=RESOLUTION, help="camera px (smoke runs on a CPU: fewer)")
     parser.add_argument("--work", type=Path, help="folder for the runs' result files and logs (default: a temp dir)")
     parser.add_argument("--timeout", type=float, default=540.0, help="per harness/task run, seconds")
@@ -99,6 +105,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--inflight", type=int, default=1, help="task/suite parts: the client's ?inflight=K")
     parser.add_argument("--combine", nargs="*", type=Path, help="merge these result files into --out; run nothing")
     args = parser.parse_args(argv)
+    if args.max_steps is None:
+        args.max_steps = get_suite(args.suite).max_steps
     if args.workers == "auto":
         args.workers = str(len(split_cpus(args.server_cores)[1]))
     args.parts = set(args.parts.split(","))
@@ -186,7 +194,12 @@ def run_task(args: argparse.Namespace, report: Report, cache: Path, work: Path) 
         task = served_run(args, n, cache, work, chunks=chunks, tag=key)
         report.put(key, None, task)
         print(f"task x {args.trials} trials, N={n}, 7B served, chunks={chunks}: {task.get('wall_s')} s", flush=True)
-        if chunks == "runner" and "rolling_s" in task and args.trials == 50 and args.max_steps == MAX_STEPS:
+        if (
+            chunks == "runner"
+            and "rolling_s" in task
+            and args.trials == 50
+            and args.max_steps == get_suite(args.suite).max_steps
+        ):
             projection = project_suite(task)
             report.put("suite_projection", None, projection)
             if "suite_wall_measured" not in report.doc:
