@@ -17,6 +17,7 @@ __all__ = [
     "JobNotFoundError",
     "JobSpecError",
     "KubernetesError",
+    "NamedFileRefusedError",
     "PolicyError",
     "PolicyServerUnreachableError",
     "ProbeError",
@@ -93,6 +94,11 @@ class CheckpointNotReadyError(CheckpointError):
 
 class StorageError(RlinfBenchError):
     """A stored document (local file or S3 object) cannot be read or written."""
+
+
+class NamedFileRefusedError(StorageError):
+    """A file named by data (a result's video) was not read: outside its run's folder, a link, not an allowed
+    media type by content, or too big (:mod:`rlinf_bench.named_files`); the message says which."""
 
 
 class InvalidEventError(RlinfBenchError):
