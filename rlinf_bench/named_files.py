@@ -181,10 +181,12 @@ def _below(name: str, where: RunFolder) -> list[str]:
         raise _refuse(str(name), "the name is empty")
     if len(name) > NAME_MAX_CHARS:
         raise _refuse(name, f"the name is {len(name)} characters long, over {NAME_MAX_CHARS}")
+    if _SCHEME.match(name) and not is_s3(name):
+        raise _refuse(name, "only a file inside the run's folder is read, not a URL")
     if where.is_s3 and not is_s3(name):
         raise _refuse(name, f"the run's results are in S3 ({_shown(where.folder)}); a local path is never read")
-    if not where.is_s3 and _SCHEME.match(name):
-        raise _refuse(name, "only a path inside the run's folder is read, not a URL")
+    if not where.is_s3 and is_s3(name):
+        raise _refuse(name, f"the run's results are local ({_shown(where.folder)}); an s3:// name is never read")
     _clean_segments(name, what="name")
     full = _normal(name)
     folder = where.folder.rstrip("/")

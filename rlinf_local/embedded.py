@@ -290,6 +290,11 @@ class Embedded:
         for path in sorted(p for p in root.rglob("*") if p.is_file()):
             s3.upload_file(str(path), self.stack.bucket, path.relative_to(self.out).as_posix())
 
+    @property
+    def results_prefix(self) -> str:
+        """Where every execution of this stack writes its results: the only place a report may name files in."""
+        return f"s3://{self.stack.bucket}/{RESULTS.rstrip('/')}"
+
     def read_json(self, uri: str) -> Any:
         """A JSON document from the local bucket (a report, a result)."""
         bucket, key = uri.removeprefix("s3://").split("/", 1)

@@ -153,8 +153,8 @@ class MlflowRunFiles:
             raise NamedFileRefusedError(f"{plain(base)!r} is not among the videos of MLflow run {run_id} ({folder})")
         if found.file_size is not None and found.file_size > self.max_bytes:
             raise NamedFileRefusedError(f"{found.path} of MLflow run {run_id} is over {self.max_bytes} bytes")
-        root = self.workdir / run_id
+        # One download folder per run and artifact folder: MLflow puts a file artifact right in it.
+        root = self.workdir / run_id / folder
         root.mkdir(parents=True, exist_ok=True)
         local = self._call(f"download {found.path}", self.client.download_artifacts, run_id, found.path, str(root))
-        where = RunFolder.of(str(root / folder), str(root))
-        return read_named_file(str(local), where, accept=VIDEO_TYPES, max_bytes=self.max_bytes)
+        return read_named_file(str(local), RunFolder.of(str(root)), accept=VIDEO_TYPES, max_bytes=self.max_bytes)

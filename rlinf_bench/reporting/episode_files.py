@@ -46,15 +46,22 @@ class StoredRunFiles:
     """Episode videos read where the runs stored them, from inside each run's own folder.
 
     ``storage`` reads ``s3://`` videos (None: local files only, an S3 video is refused). ``results_root``
-    is the results root the caller trusts (the request's); without it a run's folder is the one its
-    RunResult was read from.
+    is the checkpoint's results root the caller trusts (the request's): a run's folder is then
+    ``<results_root>/<suite>``. Without it a run's folder is the one its RunResult was read from, which must
+    lie inside ``within`` when given (the results prefix of a stack whose reports are read back).
     """
 
     def __init__(
-        self, storage: Storage | None = None, *, results_root: str | None = None, max_bytes: int = NAMED_FILE_MAX_BYTES
+        self,
+        storage: Storage | None = None,
+        *,
+        results_root: str | None = None,
+        within: str | None = None,
+        max_bytes: int = NAMED_FILE_MAX_BYTES,
     ) -> None:
         self.storage = storage
         self.results_root = results_root
+        self.within = within
         self.max_bytes = max_bytes
 
     def folder(self, report: CheckpointReport, suite: str, run_index: int) -> RunFolder:
@@ -68,7 +75,7 @@ class StoredRunFiles:
                 f"{plain(suite)} run {run_index}: the report does not say which result file the run was read "
                 "from, so no file it names can be placed inside the run's folder"
             )
-        return RunFolder.of(_folder_of(run.source))
+        return RunFolder.of(_folder_of(run.source), self.within)
 
     def video(self, report: CheckpointReport, suite: str, run_index: int, name: str) -> NamedFile:
         where = self.folder(report, suite, run_index)

@@ -60,7 +60,7 @@ def test_a_video_inside_the_runs_folder_is_read_with_its_type_from_the_content(r
         ("{root}/probes/gpu.json", "outside the run's own folder"),
         ("file://{root}/libero_spatial/run0.videos/task00_init00.mp4", "not a URL"),
         ("http://evil.example/track.gif", "not a URL"),
-        ("s3://other-bucket/results/req/m1/libero_spatial/run0.videos/x.mp4", "not a URL"),
+        ("s3://other-bucket/results/req/m1/libero_spatial/run0.videos/x.mp4", "an s3:// name is never read"),
         ("{root}/libero_spatial/run0.videos/..%2f..%2f..%2foutside%2fsecret.mp4", "characters other than"),
         ("{root}/libero_spatial/%2e%2e/outside/secret.mp4", "characters other than"),
         ("{root}/libero_spatial/run0.videos\\..\\..\\secret.mp4", "characters other than"),
