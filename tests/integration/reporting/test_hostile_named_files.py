@@ -38,7 +38,11 @@ SECRETS += [b"SECRET-PROBE", b"SECRET-LINKED-REPORT"]
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     with mock_aws():
@@ -111,7 +115,11 @@ def _plant_secrets(s3: Any, root: str, local: Path) -> None:
     folder = f"{root}/libero_spatial"
     _store(s3, f"{folder}/run0.videos/task00_init00.mp4", GOOD)
     _store(s3, f"s3://{BUCKET}/alice/results/r/m1/libero_spatial/run0.videos/v.mp4", HEADER + b"SECRET-ALICE")
-    _store(s3, f"s3://{OTHER}/{folder.removeprefix(f's3://{BUCKET}/')}/run0.videos/task00_init00.mp4", HEADER + b"SECRET-OTHER-BUCKET")
+    _store(
+        s3,
+        f"s3://{OTHER}/{folder.removeprefix(f's3://{BUCKET}/')}/run0.videos/task00_init00.mp4",
+        HEADER + b"SECRET-OTHER-BUCKET",
+    )
     _store(s3, f"{folder}/run0.videos/text.mp4", b"aws_secret_access_key = SECRET-TEXT-MP4\n")
     _store(s3, f"{root}/probes/gpu.json", HEADER + b"SECRET-PROBE")
     _store(s3, f"s3://{BUCKET}/alice/report.html", b"<html>SECRET-LINKED-REPORT</html>")

@@ -65,7 +65,7 @@ def test_given_a_recorded_and_a_missing_video_then_a_link_and_no_video(site: dic
     assert task.count('class="video"') == 3  # state 0, three runs
     assert task.count("no video") == 150 - 3  # state 1's file is outside its run's folder: no video, and why
     assert "/nonexistent/episode_1.mp4&#39; not read: outside the run&#39;s own folder" in task
-    assert 'href="/nonexistent' not in task and "src=\"/nonexistent" not in task
+    assert 'href="/nonexistent' not in task and 'src="/nonexistent' not in task
 
 
 def test_given_recorded_videos_then_the_task_page_embeds_each_once_failures_first(site: dict) -> None:

@@ -27,7 +27,9 @@ def test_given_recorded_videos_then_each_goes_under_its_suite_and_run_once(tmp_p
     ]
     staged = stage_videos(report, tmp_path / "stage", StoredRunFiles())
     assert staged[0] == (tmp_path / "stage/videos/libero_spatial/run0/task00_init00.mp4", "videos/libero_spatial/run0")
-    assert [folder for _, folder in staged] == [f"videos/libero_spatial/run{i}" for i in range(3)]  # the missing one skipped
+    assert [folder for _, folder in staged] == [
+        f"videos/libero_spatial/run{i}" for i in range(3)
+    ]  # the missing one skipped
     assert staged[0][0].read_bytes() == video.read_bytes()
 
 
