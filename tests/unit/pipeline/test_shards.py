@@ -195,7 +195,7 @@ def _other_steps(part: RunResult) -> RunResult:
 def test_an_odd_first_shard_is_blamed_and_the_good_shards_are_kept(tmp_path: Path) -> None:
     request = _request(tmp_path, 3)
     root = str(tmp_path / "root")
-    complete, failed, report = _aggregate(request, root, _write_shards_with(request, root, {0: _other_steps}))
+    complete, failed, _ = _aggregate(request, root, _write_shards_with(request, root, {0: _other_steps}))
     assert not complete
     (line,) = failed  # one line, for the odd shard only
     assert line.startswith("libero_spatial run 0 shard 1/3: ")
@@ -214,7 +214,8 @@ def test_two_shards_that_disagree_are_both_refused_naming_each_other(tmp_path: P
     lines = [x for x in failed if x.startswith("libero_spatial run 0 shard")]
     assert len(lines) == 2 and all("no settings are shared by most of the run's shards" in x for x in lines)
     assert "shard 1/2: result" in lines[0] and "and libero_spatial run 0 shard 2/2 disagree" in lines[0]
-    assert [(r.run_index, r.status.value) for r in report.suites[0].runs][0] == (0, "failed")
+    run0 = report.suites[0].runs[0]
+    assert (run0.run_index, run0.status.value) == (0, "failed")
 
 
 def test_a_complete_looking_shard_missing_a_task_adds_a_failure_line(tmp_path: Path) -> None:
@@ -231,4 +232,5 @@ def test_a_complete_looking_shard_missing_a_task_adds_a_failure_line(tmp_path: P
     (line,) = failed
     assert line.startswith("libero_spatial run 0 shard 2/3 ")
     assert f"says it is complete but holds no episode of tasks [{lost}]" in line
-    assert [(r.run_index, r.status.value) for r in report.suites[0].runs][0] == (0, "incomplete")
+    run0 = report.suites[0].runs[0]
+    assert (run0.run_index, run0.status.value) == (0, "incomplete")
