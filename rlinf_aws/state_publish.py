@@ -19,6 +19,7 @@ from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.contracts.layout import ENTRY_PAGE, REPORT_JSON, report_prefix
 from rlinf_bench.contracts.workflow import AggregateResult, PublishResult
 from rlinf_bench.document_store import Storage, join
+from rlinf_bench.redaction import redact
 from rlinf_bench.reporting.messages import Notification, sns_message, summary_notification
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def publish(
             )
         except Exception as exc:  # any MLflow failure must still let the email and Slack message out
             log.exception("MLflow publish failed")
-            mlflow_error = f"{type(exc).__name__}: {exc}"
+            mlflow_error = redact(f"{type(exc).__name__}: {exc}")  # it goes into the message and the log
     if run_id:
         report.links["mlflow_run"] = run_id
         storage.write_text(inp.report_uri, report.to_json())
