@@ -19,6 +19,7 @@ from typing import Any
 
 from rlinf_bench import __version__
 from rlinf_bench.errors import RlinfBenchError
+from rlinf_bench.log_safety import terminal_log_handler
 from rlinf_bench.reporting.text_safety import plain
 from rlinf_cli.help_format import readable_help
 from rlinf_cli.output import error_line
@@ -147,9 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # Log lines go to stderr, so stdout carries only results (--json output, tables).
-    logging.basicConfig(
-        level=log_level(args), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
+    # Each line redacted and terminal-safe: log lines carry field text from result files (rlinf_bench.log_safety).
+    logging.basicConfig(level=log_level(args), handlers=[terminal_log_handler(sys.stderr)])
     try:
         rc = args.func(args)
     except RlinfBenchError as exc:

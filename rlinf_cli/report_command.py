@@ -1,9 +1,16 @@
-"""``rlinf-bench report``: one HTML page + markdown covering every checkpoint published to MLflow."""
+"""``rlinf-bench report``: the report site of every checkpoint published to MLflow, from one entry page.
+
+``report.html`` is the entry page (printed, and what the messages link): every checkpoint on one page, with
+the drill-down to each checkpoint's, suite's and task's page. Rebuilt from MLflow, the task pages' videos
+are restored from the parent runs' artifacts (``videos/<suite>/run<k>/``), read through the same checks
+as any file a result names (:mod:`rlinf_bench.named_files`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,9 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
         help="write a browsable HTML site + markdown report of every checkpoint in an MLflow experiment",
-        description="Read every published checkpoint back from MLflow and write a static site (index.html -> "
-        "checkpoint -> suite -> task pages with the initial-state grid, episodes, videos and provenance), "
-        "report.html (one self-contained page), report.md and sr_vs_step.png.",
+        description="Read every published checkpoint back from MLflow and write a static site: report.html, the "
+        "entry page (every checkpoint on one self-contained page, linking down to checkpoint -> suite -> task "
+        "pages with the initial-state grid, episodes, videos restored from MLflow and provenance), report.md "
+        "and sr_vs_step.png.",
         epilog="example: rlinf-bench report --tracking-uri sqlite:///mlflow.db --out report/",
         formatter_class=ExampleFormatter,
     )
@@ -46,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="build from CheckpointReport files (e.g. compare --json output) instead of MLflow",
     )
     p.add_argument("--out", default="report", help="output folder (default: ./report)")
-    add_json_flag(p, "{checkpoints, index, html, markdown, plot, pages}")
+    add_json_flag(p, "{checkpoints, html (the entry page), index (the same page), markdown, plot, pages}")
     p.set_defaults(func=run)
 
 
@@ -58,15 +66,15 @@ def run(args: argparse.Namespace) -> int:
         emit_json(
             {
                 "checkpoints": [r.checkpoint_uri for r in reports],
-                "index": str(files.index) if files.index else None,
                 "html": str(files.html),
+                "index": str(files.html),  # the entry page, under the key earlier versions gave it
                 "markdown": str(files.markdown),
                 "plot": str(files.plot),
                 "pages": len(files.pages),
             }
         )
     else:
-        print(f"{len(reports)} checkpoint(s)\n{files.index}\n{files.html}\n{files.markdown}")
+        print(f"{len(reports)} checkpoint(s)\n{files.html}\n{files.markdown}")
     return 0
 
 
@@ -86,6 +94,7 @@ def _from_mlflow(args: argparse.Namespace) -> tuple[list[CheckpointReport], Site
 
     from rlinf_tracking import BRIEF_FILTER, load_history, search_checkpoint_runs
     from rlinf_tracking.mlflow_experiments import resolve_experiment
+    from rlinf_tracking.mlflow_videos import MlflowRunFiles
 
     client = MlflowClient(uri)
     # A training experiment's name (demo) finds its runs in the MLflow experiment; an unknown name lists both kinds.
@@ -110,9 +119,15 @@ def _from_mlflow(args: argparse.Namespace) -> tuple[list[CheckpointReport], Site
         else None
     )
     title = f"rlinf-bench: {training or experiment}"
-    files = write_site(
-        reports, Path(args.out), baselines=plot_baselines(reports, args.baseline), title=title, mlflow_evidence=evidence
-    )
+    with tempfile.TemporaryDirectory(prefix="rlinf-bench-report-videos-") as tmp:
+        files = write_site(
+            reports,
+            Path(args.out),
+            baselines=plot_baselines(reports, args.baseline),
+            title=title,
+            mlflow_evidence=evidence,
+            files=MlflowRunFiles(client, Path(tmp)),
+        )
     return reports, files
 
 

@@ -20,6 +20,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from rlinf_bench.errors import ConfigError
+from rlinf_bench.reporting.text_safety import plain
 from rlinf_local.aws import LocalAws, local_aws
 from rlinf_local.inputs import LocalCheckpoint
 from rlinf_local.lambda_log import LambdaLogLine
@@ -274,10 +275,14 @@ class Embedded:
 
     # -- state kept under DIR ----------------------------------------------------------------------
     def save_results(self) -> None:
-        """Copy s3://bucket/results/ to DIR/results/, so a later run resumes from the finished runs."""
+        """Copy s3://bucket/results/ to DIR/results/, so a later run resumes from the finished runs. A key is a
+        name a Job chose: one with an empty, ``.`` or ``..`` segment would land outside DIR/results and is skipped."""
         s3 = self.aws.client("s3")
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.stack.bucket, Prefix=RESULTS):
             for obj in page.get("Contents", []):
+                if any(part in ("", ".", "..") for part in obj["Key"].split("/")):
+                    log.warning("results object %r not saved: its key is not a plain path", plain(obj["Key"])[:300])
+                    continue
                 target = self.out / obj["Key"]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 s3.download_file(self.stack.bucket, obj["Key"], str(target))
@@ -287,8 +292,13 @@ class Embedded:
         if not root.is_dir():
             return
         s3 = self.aws.client("s3")
-        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
             s3.upload_file(str(path), self.stack.bucket, path.relative_to(self.out).as_posix())
+
+    @property
+    def results_prefix(self) -> str:
+        """Where every execution of this stack writes its results: the only place a report may name files in."""
+        return f"s3://{self.stack.bucket}/{RESULTS.rstrip('/')}"
 
     def read_json(self, uri: str) -> Any:
         """A JSON document from the local bucket (a report, a result)."""

@@ -160,15 +160,19 @@ def _progress_tick(
     return tick
 
 
-def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None) -> Path | None:
+def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None, results_prefix: str | None) -> Path | None:
     """``DIR/report/report.html`` from every CheckpointReport under DIR/reports (None when there is none).
 
     With ``s3_client`` (the embedded stack's), the recorded videos in its bucket are copied next to the
-    task pages, so they outlive the in-memory bucket."""
+    task pages, so they outlive the in-memory bucket; each only from inside the folder its run's result was
+    read from, itself inside ``results_prefix`` (the stack's results: a report is data and may say anything;
+    None only for local results), through :mod:`rlinf_bench.named_files`; a refused one is named on its task
+    page."""
     from rlinf_bench.contracts import CheckpointReport
     from rlinf_bench.document_store import Storage
+    from rlinf_bench.reporting.episode_files import StoredRunFiles
     from rlinf_bench.reporting.plot import plot_baselines
-    from rlinf_bench.reporting.site import local_video, write_site
+    from rlinf_bench.reporting.site import write_site
 
     paths = sorted((out / "reports").glob("*.json"))
     if not paths:
@@ -182,7 +186,7 @@ def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None) -> Path
         baselines=plot_baselines(reports, []),
         title=title,
         mlflow_evidence=_mlflow_evidence(tracking_uri),
-        read_video=local_video if s3_client is None else Storage(s3_client).read_bytes,
+        files=StoredRunFiles(None if s3_client is None else Storage(s3_client), within=results_prefix),
     )
     _add_backlog_section(Path(files.html), out, {r.checkpoint_uri.rstrip("/") for r in reports})
     return Path(files.html)

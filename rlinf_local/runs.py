@@ -72,7 +72,7 @@ def run_checkpoints(emb: Embedded, checkpoints: list[LocalCheckpoint]) -> Pipeli
     outcome = PipelineOutcome(tracking_uri=emb.tracking_uri)
     for ckpt in checkpoints:
         outcome.executions.append(evaluate_checkpoint(emb, ckpt, state))
-    report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"))
+    report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"), results_prefix=emb.results_prefix)
     outcome.report = str(report) if report else ""
     outcome.email = [str(p) for p in emb.email.written]
     outcome.slack = [str(p) for p in emb.slack.written]

@@ -150,7 +150,9 @@ def watch(
                     for uri in emb.execution_ended(arn):  # the backlog policy: a held checkpoint starts now
                         print(f"backlog: released {uri}")
                     emb.save_backlog()
-                    report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"))
+                    report = write_report(
+                        emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"), results_prefix=emb.results_prefix
+                    )
                     outcome.report = str(report) if report else outcome.report
             time.sleep(interval_s)
         outcome.email = [str(p) for p in emb.email.written]

@@ -95,6 +95,23 @@ class ProbeEnvironment(BaseModel):
     fs_capacity_bytes: int | None = None
 
 
+class SimCanaryDetails(BaseModel):
+    """``ProbeResult.details`` of the simulator canary (``sim_canary``), as the report reads it.
+
+    The details are free-form for the other probes; the canary's are read field by field, so they are
+    validated here first: a result whose details have another shape is stated as unreadable instead of
+    stopping the checkpoint's report (:mod:`rlinf_bench.reporting.canary`).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    summary: str = ""
+    moved: list[str] = Field(default_factory=list, description="One line per episode that differs from the reference")
+    versions_here: dict[str, str] = Field(default_factory=dict, description="Simulator packages of this run")
+    versions_reference: dict[str, str] = Field(default_factory=dict, description="Those of the reference")
+    episodes: int | None = Field(default=None, ge=0, description="Canary episodes played")
+
+
 class ProbeResult(Contract):
     probe: str
     values: dict[str, Measurement] = Field(default_factory=dict)
