@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import EntryPoint, entry_points
@@ -144,6 +145,27 @@ def flow_rank(command: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a reader that closed stdout early (``rlinf-bench compare --json | head``) ends it quietly."""
+    try:
+        try:
+            rc = _run(argv)
+        finally:  # --help and errors too: a closed pipe shows up here, not at interpreter exit
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return closed_pipe()
+    return rc
+
+
+def closed_pipe() -> int:
+    """What Python's docs recommend on SIGPIPE: point stdout at devnull so the exit's flush cannot raise again.
+
+    Exit status 1 as other tools in a pipeline whose reader went away (``head``); nothing is printed."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # Log lines go to stderr, so stdout carries only results (--json output, tables).

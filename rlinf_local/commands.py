@@ -65,7 +65,7 @@ def _budget_over_config(p: argparse.ArgumentParser) -> None:
     add_budget_arguments(
         p,
         title="budget (overrides the eval matrix of --config, or of the small default)",
-        what="the config's (the small default: 3 runs, 3 trials, 20 steps)",
+        what="the config's; without --config 3 runs, 3 trials, 20 steps",
     )
 
 

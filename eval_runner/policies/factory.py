@@ -80,6 +80,25 @@ def _scheme_loader(parsed: PolicySpec, spec: str) -> SchemeLoader:
     return SCHEMES.get(parsed.scheme, context=spec)
 
 
+#: How each scheme's target is written, for the help and the docs (a scheme missing here shows SCHEME:TARGET).
+SCHEME_TARGETS: dict[str, str] = {
+    "server": "ws://HOST:PORT",
+    "openpi": "ws://HOST:PORT",
+    "python": "MODULE:FACTORY",
+    "rlinf": "CONFIG",
+}
+
+
+def policy_kinds() -> list[str]:
+    """Every kind of policy a spec can name, read from the registries: ``builtin:NAME`` for each builtin policy,
+    then ``SCHEME:TARGET`` for each other scheme (e.g. ``server:ws://HOST:PORT``)."""
+    _load_plugins()
+    from eval_runner.policies.builtin import BUILTINS
+
+    kinds = [f"builtin:{name}" for name in BUILTINS.names()]
+    return kinds + [f"{s}:{SCHEME_TARGETS.get(s, 'TARGET')}" for s in SCHEMES.names() if s != "builtin"]
+
+
 def valid_schemes() -> list[str]:
     """The scheme names ``load_policy`` accepts."""
     _load_plugins()
@@ -144,7 +163,9 @@ __all__ = [
     "SCHEMES",
     "PolicyAdapter",
     "Registry",
+    "SCHEME_TARGETS",
     "load_policy",
+    "policy_kinds",
     "take_options",
     "valid_schemes",
 ]
