@@ -54,7 +54,7 @@ class PolicyOption(argparse._StoreAction):
     the help is shown, not when the parser is built: loading the policy plugins takes a few tenths of a second
     that no other command should pay."""
 
-    @property  # type: ignore[override]
+    @property
     def help(self) -> str:
         from eval_runner.policies.factory import policy_kinds
 

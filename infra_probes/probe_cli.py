@@ -62,7 +62,9 @@ def probe_needs(args: argparse.Namespace) -> tuple[str, ...]:
     """The doctor checks this probe needs at start besides Python and the packages: the GPU only where it
     measures one (gpu live, nccl over NCCL, checkpoint_io on cuda), MLflow only where it reads it (throughput,
     gpu from a training run). A storage probe on a CPU box then logs no failed GPU check it never needed."""
-    reads_mlflow = args.probe == "throughput" or bool(getattr(args, "run_id", None) or getattr(args, "experiment", None))
+    reads_mlflow = args.probe == "throughput" or bool(
+        getattr(args, "run_id", None) or getattr(args, "experiment", None)
+    )
     uses_gpu = {
         "gpu": not reads_mlflow,
         "nccl": getattr(args, "backend", "") == "nccl",

@@ -167,7 +167,9 @@ def closed_pipe() -> int:
 
 def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(given)
+    args.command_line = given  # what the user typed, for messages that tell them to run it again
     # Log lines go to stderr, so stdout carries only results (--json output, tables).
     logging.basicConfig(
         level=log_level(args), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr

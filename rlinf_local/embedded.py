@@ -68,8 +68,12 @@ class Embedded:
         max_parallel: int = 2,
         echo: Echo = print,
         progress: bool = True,
+        rerun_command: str = "",
     ) -> None:
         self.out = out.resolve()
+        # What a failure notice tells people to run once the cause is fixed: the user's own command (a deployed
+        # stack's `rlinf-bench trigger --rerun` means nothing here).
+        self.rerun_command = rerun_command or f"the same rlinf-bench command again, with --out {self.out}"
         self.config_text = config_text
         self.tracking_uri = tracking_uri or f"sqlite:///{self.out / 'mlflow.db'}"
         self.quiet_period_s = quiet_period_s
@@ -173,6 +177,7 @@ class Embedded:
             # The summary links the report a person can open here: the page each run leaves in DIR/report/
             # (a presigned URL of the local bucket would point into a moto server gone after the run).
             "REPORT_HTML": str(self.out / "report" / "report.html"),
+            "RERUN_COMMAND": f"{self.rerun_command} (finished runs are kept)",
         }
         folders = function_folders()
         for logical, (name, env) in self.stack.functions.items():

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import yaml
@@ -23,9 +23,10 @@ from rlinf_bench.checkpoints.keys import is_temp_name
 from rlinf_bench.errors import ConfigError
 from rlinf_local.embedded import Embedded
 from rlinf_local.pipeline_command import PipelineOutcome, StateFile, follow, write_report
+from rlinf_local.policy_check import check_matrix_policy, rerun_command
 from rlinf_local.runs import config_text_for, print_adaptations, print_outcome
 
-__all__ = ["Mirror", "in_arrival_order", "watch"]
+__all__ = ["Mirror", "in_arrival_order", "newest_checkpoint", "watch"]
 
 
 def in_arrival_order(paths: Iterable[Path]) -> list[tuple[Path, os.stat_result]]:
@@ -84,6 +85,14 @@ class Mirror:
         return sent
 
 
+def newest_checkpoint(root: Path) -> list[Path]:
+    """The checkpoint under ``root`` with the highest step, as a list (empty when there is none yet)."""
+    from rlinf_bench.checkpoints.discovery import discover_checkpoints
+
+    found = discover_checkpoints(str(root.resolve()), s3_factory=lambda: None)
+    return [Path(max(found, key=lambda r: r.global_step).uri)] if found else []
+
+
 def with_backlog(text: str, backlog: dict[str, object] | None) -> str:
     """The config ``text`` with ``--max-running/--backlog`` merged into its ``backlog:`` block (checked)."""
     if not backlog:
@@ -117,16 +126,21 @@ def watch(
     progress: bool = True,
     budget: dict[str, int] | None = None,
     backlog: dict[str, object] | None = None,
+    policy: str | None = None,
+    argv: Sequence[str] = (),
 ) -> PipelineOutcome:
     """Watch ``root`` until Ctrl-C (or ``max_checkpoints`` evaluations); every complete checkpoint runs once.
     ``budget``: the ``--runs/--trials/--max-steps`` given, over the config's matrix; ``backlog``: the
-    ``--max-running/--backlog`` given, over the config's ``backlog:`` block."""
+    ``--max-running/--backlog`` given, over the config's ``backlog:`` block; ``policy``: ``--policy``, checked
+    before anything starts against the newest checkpoint already under ``root`` (the spec alone when none is)."""
     if not root.is_dir():
         raise ConfigError(f"watch: {root} is not a directory; give the RLinf log root (…/<experiment>/checkpoints/…)")
-    text = with_backlog(config_text_for(config, out.resolve(), budget), backlog)
+    text = with_backlog(config_text_for(config, out.resolve(), budget, policy), backlog)
+    check_matrix_policy(text, newest_checkpoint(root), argv=argv)
     quiet = _quiet_period(text, quiet_period_s)
     with Embedded(
         out,
+        rerun_command=rerun_command(argv),
         config_text=text,
         tracking_uri=tracking_uri,
         quiet_period_s=quiet,

@@ -99,6 +99,14 @@ def policy_kinds() -> list[str]:
     return kinds + [f"{s}:{SCHEME_TARGETS.get(s, 'TARGET')}" for s in SCHEMES.names() if s != "builtin"]
 
 
+def resolve_scheme(spec: str) -> PolicySpec:
+    """``spec`` parsed, once its scheme is known here (PolicyError listing the valid schemes otherwise)."""
+    _load_plugins()
+    parsed = parse_spec(spec)
+    _scheme_loader(parsed, spec)
+    return parsed
+
+
 def valid_schemes() -> list[str]:
     """The scheme names ``load_policy`` accepts."""
     _load_plugins()
@@ -161,11 +169,12 @@ __all__ = [
     "ADAPTERS",
     "DEFAULT_ENV_KIND",
     "SCHEMES",
+    "SCHEME_TARGETS",
     "PolicyAdapter",
     "Registry",
-    "SCHEME_TARGETS",
     "load_policy",
     "policy_kinds",
+    "resolve_scheme",
     "take_options",
     "valid_schemes",
 ]
