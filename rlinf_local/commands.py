@@ -14,10 +14,10 @@ from rlinf_cli.arguments import add_budget_arguments, add_target_argument, budge
 from rlinf_cli.help_format import ExampleFormatter
 from rlinf_cli.output import emit_json, quiet_stdout
 
-__all__ = ["register_demo", "register_pipeline", "register_status", "register_watch"]
+__all__ = ["quiet_loggers", "register_demo", "register_pipeline", "register_status", "register_watch", "user_argv"]
 
 
-def _quiet_loggers(verbose: bool) -> None:
+def quiet_loggers(verbose: bool) -> None:
     # The moto server logs every request, and moto's engine logs a Fail state as an error: both are noise here.
     for name in ("werkzeug", "moto"):
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.CRITICAL)
@@ -92,7 +92,7 @@ def _run_pipeline(args: argparse.Namespace) -> int:
 
     checkpoint = str(target_of(args, "checkpoint"))
     budget = budget_overrides(args)
-    _quiet_loggers(getattr(args, "verbose", False))
+    quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = run_pipeline(
             [checkpoint],
@@ -143,7 +143,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     from rlinf_local.demo_command import run_demo
 
     budget = budget_overrides(args)
-    _quiet_loggers(getattr(args, "verbose", False))
+    quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = run_demo(
             args.out,
@@ -193,7 +193,7 @@ def _run_watch(args: argparse.Namespace) -> int:
 
     root = Path(str(target_of(args, "root")))
     budget = budget_overrides(args)
-    _quiet_loggers(getattr(args, "verbose", False))
+    quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = watch(
             root,
