@@ -28,6 +28,7 @@ from rlinf_cli.output import error_line
 COMMAND_MODULES: list[str] = [
     "rlinf_cli.schemas_command",  # schemas
     "rlinf_cli.compare_command",  # compare
+    "rlinf_cli.baselines_command",  # baselines
     "rlinf_cli.report_command",  # report
     "rlinf_cli.trigger_command",  # trigger
     "rlinf_cli.backfill_command",  # backfill
@@ -39,13 +40,14 @@ COMMAND_MODULES: list[str] = [
 #: Entry-point group through which other installed packages add subcommands: ``name = "module:register"``.
 COMMAND_GROUP = "rlinf_bench.commands"
 
-#: Commands in the order a user meets them (demo, pipeline, evaluate, compare, report, probe, trigger,
-#: backfill, watch, status); any other registered command follows in registration order.
+#: Commands in the order a user meets them (demo, pipeline, evaluate, compare, baselines, report, probe,
+#: trigger, backfill, watch, status); any other registered command follows in registration order.
 FLOW_ORDER: tuple[str, ...] = (
     "demo",
     "pipeline",
     "evaluate",
     "compare",
+    "baselines",
     "report",
     "probe",
     "trigger",
