@@ -115,6 +115,19 @@ def log_level(args: argparse.Namespace) -> int:
     return logging.WARNING if getattr(args, "quiet", False) else logging.INFO
 
 
+#: Libraries whose INFO lines say nothing a user acts on ("No OpenGL_accelerate module loaded"); -v shows them.
+CHATTY_LOGGERS = ("OpenGL", "alembic", "mlflow.store.db.utils")
+
+
+def quiet_third_parties(*, verbose: bool) -> None:
+    """Warnings and errors only from :data:`CHATTY_LOGGERS` and no MLflow artifact progress bars, unless -v."""
+    if verbose:
+        return
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+
+
 def plugin_commands(group: str = COMMAND_GROUP) -> list[Callable[[Any], None]]:
     """The ``register`` functions of the commands other packages declare in ``group``, sorted by name.
 
@@ -176,6 +189,7 @@ def _run(argv: Sequence[str] | None) -> int:
     logging.basicConfig(
         level=log_level(args), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
+    quiet_third_parties(verbose=log_level(args) == logging.DEBUG)
     try:
         rc = args.func(args)
     except RlinfBenchError as exc:

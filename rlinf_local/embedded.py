@@ -45,6 +45,11 @@ RESULTS = "results/"
 Echo = Callable[[str], None]
 
 
+def progress_line(text: str) -> None:
+    """A line about what the flow is doing (uploaded, started, finished): stderr, so stdout carries results only."""
+    print(text, file=sys.stderr, flush=True)
+
+
 def _logs_to_stderr(module: ModuleType) -> None:
     """A Lambda module's Powertools logger writes JSON lines to stdout (CloudWatch reads them there); on a
     terminal they are library logs, so they go to stderr beside the other logs and leave stdout to results,
@@ -66,7 +71,7 @@ class Embedded:
         tracking_uri: str = "",
         quiet_period_s: float = 0.0,
         max_parallel: int = 2,
-        echo: Echo = print,
+        echo: Echo = progress_line,
         progress: bool = True,
         rerun_command: str = "",
     ) -> None:

@@ -148,7 +148,7 @@ def watch(
         progress=progress,
     ) as emb:
         print_adaptations(emb)
-        print(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")
+        emb.echo(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")
         state = StateFile(emb.out)
         mirror = Mirror(root, emb, state)
         outcome = PipelineOutcome(tracking_uri=emb.tracking_uri)
@@ -162,7 +162,7 @@ def watch(
                     known.add(name)
                     outcome.executions.append(follow(emb, name, arn, state))
                     for uri in emb.execution_ended(arn):  # the backlog policy: a held checkpoint starts now
-                        print(f"backlog: released {uri}")
+                        emb.echo(f"backlog: released {uri}")
                     emb.save_backlog()
                     report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"))
                     outcome.report = str(report) if report else outcome.report

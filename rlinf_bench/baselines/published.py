@@ -54,7 +54,9 @@ class PublishedBest(BaseModel):
     model: str
     metric: str = Field(description="What the number is, e.g. the average over four suites")
     values: dict[str, float] = Field(description="Success rate in percent per suite id, or 'average'")
-    protocol: str = Field(min_length=1, description="The episode settings it was measured under, or that none is stated")
+    protocol: str = Field(
+        min_length=1, description="The episode settings it was measured under, or that none is stated"
+    )
     decoding: str = Field(min_length=1, description="Greedy or sampled (and how), or that none is stated")
     source: str = Field(min_length=1)
     date: str = Field(description="When the source was read or published (YYYY-MM-DD)")
