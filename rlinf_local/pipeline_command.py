@@ -66,6 +66,7 @@ class PipelineOutcome:
     report: str = ""
     email: list[str] = field(default_factory=list)
     slack: list[str] = field(default_factory=list)
+    out: str = ""  # DIR, for the commands the closing lines print (not in --json: the user gave it)
 
     @property
     def failures(self) -> list[Failure]:

@@ -82,7 +82,7 @@ def check_budget(text: str, budget: dict[str, int], *, source: str) -> None:
 def run_checkpoints(emb: Embedded, checkpoints: list[LocalCheckpoint]) -> PipelineOutcome:
     """Evaluate each checkpoint in turn (the next one sees the previous in MLflow), then write the report."""
     state = StateFile(emb.out)
-    outcome = PipelineOutcome(tracking_uri=emb.tracking_uri)
+    outcome = PipelineOutcome(tracking_uri=emb.tracking_uri, out=str(emb.out))
     for ckpt in checkpoints:
         outcome.executions.append(evaluate_checkpoint(emb, ckpt, state))
     report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"))
@@ -137,7 +137,6 @@ def print_outcome(outcome: PipelineOutcome) -> None:
         print(plain(f"{e.describe():<10} {e.name} ({e.runs_done} run(s) done, {e.runs_failed} failed){verdict}"))
     for f in outcome.failures:
         print(plain(f"  failed: {f.what}: {f.reason}"))  # a Job's cause: no escape sequence reaches the terminal
-    print(f"report:   {outcome.report or '(none: no execution produced a report)'}")
-    print(f"mlflow:   mlflow ui --backend-store-uri {outcome.tracking_uri}")
-    print(f"email:    {len(outcome.email)} message(s) {' '.join(outcome.email)}")
-    print(f"slack:    {len(outcome.slack)} payload(s) {' '.join(outcome.slack)}")
+    from rlinf_local.closing_lines import closing_lines
+
+    print("\n".join(closing_lines(outcome)))

@@ -151,7 +151,7 @@ def watch(
         emb.echo(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")
         state = StateFile(emb.out)
         mirror = Mirror(root, emb, state)
-        outcome = PipelineOutcome(tracking_uri=emb.tracking_uri)
+        outcome = PipelineOutcome(tracking_uri=emb.tracking_uri, out=str(emb.out))
         known = set(emb.executions())
         while not max_checkpoints or len(outcome.executions) < max_checkpoints:
             mirror.sync()
