@@ -86,6 +86,8 @@ class Embedded:
         self.show_progress = progress  # live progress on stderr; off under --json
         self.executor = LocalExecutor(self.out / "jobs", max_parallel=max_parallel, cwd=REPO)
         self.modules: dict[str, ModuleType] = {}
+        #: <bucket>/<key prefix> -> the folder each checkpoint was uploaded from (failures name that folder)
+        self.uploaded_from: dict[str, Path] = {}
         self._stack = ExitStack()
         self.aws: LocalAws
         self.stack: LocalStack
@@ -206,6 +208,7 @@ class Embedded:
         for path in ckpt.files():
             key = f"{ckpt.key_prefix}/{path.relative_to(ckpt.path).as_posix()}"
             s3.upload_file(str(path), self.stack.bucket, key)
+        self.uploaded_from[f"{self.stack.bucket}/{ckpt.key_prefix}"] = ckpt.path
         return f"s3://{self.stack.bucket}/{ckpt.key_prefix}"
 
     def executions(self) -> dict[str, str]:
