@@ -77,5 +77,6 @@ def with_user_paths(text: str, copies: dict[str, Path]) -> str:
     bucket's URI (``s3://<bucket>/…``) and a Job's download cache (``…/<bucket>/…`` under its cache folder) are
     both replaced, so an error names the folder the user gave, not one they never saw."""
     for key, folder in copies.items():
-        text = re.sub(rf"(?:s3://|[^\s'\"(]*/){re.escape(key)}(?![0-9A-Za-z_])", lambda _: str(folder), text)
+        pattern = re.compile(rf"(?:s3://|[^\s'\"(]*/){re.escape(key)}(?![0-9A-Za-z_])")
+        text = pattern.sub(lambda _match, shown=str(folder): shown, text)  # a function: no backslash escapes
     return text
