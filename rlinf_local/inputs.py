@@ -78,5 +78,5 @@ def with_user_paths(text: str, copies: dict[str, Path]) -> str:
     both replaced, so an error names the folder the user gave, not one they never saw."""
     for key, folder in copies.items():
         pattern = re.compile(rf"(?:s3://|[^\s'\"(]*/){re.escape(key)}(?![0-9A-Za-z_])")
-        text = pattern.sub(lambda _match, shown=str(folder): shown, text)  # a function: no backslash escapes
+        text = pattern.sub(str(folder).replace("\\", "\\\\"), text)  # a folder's backslashes stay literal
     return text
