@@ -86,11 +86,19 @@ class Mirror:
 
 
 def newest_checkpoint(root: Path) -> list[Path]:
-    """The checkpoint under ``root`` with the highest step, as a list (empty when there is none yet)."""
+    """The complete checkpoint under ``root`` with the highest step, as a list (empty when there is none yet):
+    a half-written one is left to the router's completeness rules, as every other file under ROOT."""
     from rlinf_bench.checkpoints.discovery import discover_checkpoints
+    from rlinf_bench.errors import CheckpointError
+    from rlinf_local.inputs import local_checkpoint
 
     found = discover_checkpoints(str(root.resolve()), s3_factory=lambda: None)
-    return [Path(max(found, key=lambda r: r.global_step).uri)] if found else []
+    for ref in sorted(found, key=lambda r: r.global_step, reverse=True):
+        try:
+            return [local_checkpoint(ref.uri).path]
+        except CheckpointError:
+            continue
+    return []
 
 
 def with_backlog(text: str, backlog: dict[str, object] | None) -> str:

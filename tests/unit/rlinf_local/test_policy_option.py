@@ -93,3 +93,14 @@ def test_given_a_checkpoint_that_names_no_policy_then_the_advice_lists_the_kinds
     advice = policy_advice(_checkpoint(tmp_path))
 
     assert "its files name no policy" in advice and "rlinf:CONFIG" in advice and "evaluate --help" in advice
+
+
+def test_given_watch_then_the_policy_is_checked_on_the_newest_complete_checkpoint(tmp_path: Path) -> None:
+    from rlinf_local.watch import newest_checkpoint
+    from tests.unit.rlinf_local.test_backfill_local import write_step
+
+    write_step(tmp_path, 25)
+    write_step(tmp_path, 50, complete=False)  # still being written: the router's rules decide about it later
+
+    assert newest_checkpoint(tmp_path) == [(tmp_path / "exp" / "checkpoints" / "global_step_25").resolve()]
+    assert newest_checkpoint(tmp_path / "empty-root") == []
