@@ -146,17 +146,18 @@ def run(args: argparse.Namespace) -> int:
             _mark_backfilled(store, ref.uri)
             row.update(status="already_evaluated" if result.already_started else "started", detail=result.execution_arn)
         rows.append(row)
-    rows += [
-        {
-            "global_step": s,
-            "checkpoint": "",
-            "status": "not_found",
-            "detail": f"no checkpoint global_step_{s} under {args.root}",
-        }
-        for s in sorted((args.steps or set()) - {r.global_step for r in found})
-    ]
+    rows += not_found_rows(args.steps, {r.global_step for r in found}, args.root)
     print_rows(rows, [r.global_step for r in found if r not in refs], args.root, as_json=args.json)
     return 0
+
+
+def not_found_rows(steps: set[int] | None, found: set[int], root: str) -> list[dict[str, Any]]:
+    """One row per step of ``--steps`` that has no checkpoint under ``root``."""
+    missing = sorted((steps or set()) - found)
+    detail = "no checkpoint global_step_{} under {}"
+    return [
+        {"global_step": s, "checkpoint": "", "status": "not_found", "detail": detail.format(s, root)} for s in missing
+    ]
 
 
 def run_local(args: argparse.Namespace) -> int:

@@ -138,3 +138,35 @@ def test_given_a_backfill_then_the_new_checkpoints_run_through_one_stack_and_the
         (100, "not_found"),
     ]
     assert "exp-s50-x-a1 (SUCCEEDED): SR 50.0%" in rows[1]["detail"]
+
+
+def test_given_a_deployed_stack_then_a_listed_step_with_no_checkpoint_is_named_too(
+    root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Starter:
+        def __init__(self, sfn: object, arn: str) -> None: ...
+
+        def exists(self, name: str) -> bool:
+            return False
+
+    monkeypatch.setattr("rlinf_aws.execution_starter.ExecutionStarter", Starter)
+    monkeypatch.setattr("rlinf_cli.intake_common.Clients.__call__", lambda self, service: object())
+    arn = "arn:aws:states:us-east-1:123456789012:stateMachine:rlinf"
+
+    rc = main(
+        [
+            "backfill",
+            str(root),
+            "--steps",
+            "50,100",
+            "--dry-run",
+            "--state-machine-arn",
+            arn,
+            "--quiet-period",
+            "0",
+            "--json",
+        ]
+    )
+
+    rows = json.loads(capsys.readouterr().out)
+    assert rc == 0 and [(r["global_step"], r["status"]) for r in rows] == [(50, "would_start"), (100, "not_found")]
