@@ -43,6 +43,11 @@ class PipelineSettings(BaseModel):
         default="",
         description="REPORT_HTML: a local report.html the summary links instead of a presigned URL (embedded default)",
     )
+    rerun_command: str = Field(
+        default="",
+        description="RERUN_COMMAND: what a failure notice tells people to run once the cause is fixed (embedded "
+        "default: the user's own command); empty: rlinf-bench trigger --rerun, for a deployed stack",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> PipelineSettings:
@@ -70,6 +75,7 @@ class PipelineSettings(BaseModel):
                 job_env=job_env,
                 region=env.get("AWS_REGION", "") or env.get("AWS_DEFAULT_REGION", ""),
                 report_html=env.get("REPORT_HTML", ""),
+                rerun_command=env.get("RERUN_COMMAND", ""),
             )
         except ValidationError as exc:
             raise ConfigError(f"workflow settings from the environment are invalid: {exc}") from exc

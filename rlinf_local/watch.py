@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import yaml
@@ -23,9 +23,10 @@ from rlinf_bench.checkpoints.keys import is_temp_name
 from rlinf_bench.errors import ConfigError
 from rlinf_local.embedded import Embedded
 from rlinf_local.pipeline_command import PipelineOutcome, StateFile, follow, write_report
+from rlinf_local.policy_check import check_matrix_policy, rerun_command
 from rlinf_local.runs import config_text_for, print_adaptations, print_outcome
 
-__all__ = ["Mirror", "in_arrival_order", "watch"]
+__all__ = ["Mirror", "in_arrival_order", "newest_checkpoint", "watch"]
 
 
 def in_arrival_order(paths: Iterable[Path]) -> list[tuple[Path, os.stat_result]]:
@@ -84,6 +85,22 @@ class Mirror:
         return sent
 
 
+def newest_checkpoint(root: Path) -> list[Path]:
+    """The complete checkpoint under ``root`` with the highest step, as a list (empty when there is none yet):
+    a half-written one is left to the router's completeness rules, as every other file under ROOT."""
+    from rlinf_bench.checkpoints.discovery import discover_checkpoints
+    from rlinf_bench.errors import CheckpointError
+    from rlinf_local.inputs import local_checkpoint
+
+    found = discover_checkpoints(str(root.resolve()), s3_factory=lambda: None)
+    for ref in sorted(found, key=lambda r: r.global_step, reverse=True):
+        try:
+            return [local_checkpoint(ref.uri).path]
+        except CheckpointError:
+            continue
+    return []
+
+
 def with_backlog(text: str, backlog: dict[str, object] | None) -> str:
     """The config ``text`` with ``--max-running/--backlog`` merged into its ``backlog:`` block (checked)."""
     if not backlog:
@@ -117,16 +134,21 @@ def watch(
     progress: bool = True,
     budget: dict[str, int] | None = None,
     backlog: dict[str, object] | None = None,
+    policy: str | None = None,
+    argv: Sequence[str] = (),
 ) -> PipelineOutcome:
     """Watch ``root`` until Ctrl-C (or ``max_checkpoints`` evaluations); every complete checkpoint runs once.
     ``budget``: the ``--runs/--trials/--max-steps`` given, over the config's matrix; ``backlog``: the
-    ``--max-running/--backlog`` given, over the config's ``backlog:`` block."""
+    ``--max-running/--backlog`` given, over the config's ``backlog:`` block; ``policy``: ``--policy``, checked
+    before anything starts against the newest checkpoint already under ``root`` (the spec alone when none is)."""
     if not root.is_dir():
         raise ConfigError(f"watch: {root} is not a directory; give the RLinf log root (…/<experiment>/checkpoints/…)")
-    text = with_backlog(config_text_for(config, out.resolve(), budget), backlog)
+    text = with_backlog(config_text_for(config, out.resolve(), budget, policy), backlog)
+    check_matrix_policy(text, newest_checkpoint(root), argv=argv)
     quiet = _quiet_period(text, quiet_period_s)
     with Embedded(
         out,
+        rerun_command=rerun_command(argv),
         config_text=text,
         tracking_uri=tracking_uri,
         quiet_period_s=quiet,
@@ -134,10 +156,10 @@ def watch(
         progress=progress,
     ) as emb:
         print_adaptations(emb)
-        print(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")
+        emb.echo(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")
         state = StateFile(emb.out)
         mirror = Mirror(root, emb, state)
-        outcome = PipelineOutcome(tracking_uri=emb.tracking_uri)
+        outcome = PipelineOutcome(tracking_uri=emb.tracking_uri, out=str(emb.out))
         known = set(emb.executions())
         while not max_checkpoints or len(outcome.executions) < max_checkpoints:
             mirror.sync()
@@ -148,7 +170,7 @@ def watch(
                     known.add(name)
                     outcome.executions.append(follow(emb, name, arn, state))
                     for uri in emb.execution_ended(arn):  # the backlog policy: a held checkpoint starts now
-                        print(f"backlog: released {uri}")
+                        emb.echo(f"backlog: released {uri}")
                     emb.save_backlog()
                     report = write_report(
                         emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"), results_prefix=emb.results_prefix

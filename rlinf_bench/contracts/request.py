@@ -14,6 +14,7 @@ from rlinf_bench.contracts.identifiers import check_path_segments, check_request
 from rlinf_bench.contracts.layout import result_root, run_result_uri
 from rlinf_bench.contracts.probes import OPT_IN_PROBES, PROBE_REQUIRED_ARGS, ProbeName
 from rlinf_bench.contracts.protocol_profiles import DEFAULT_PROTOCOL
+from rlinf_bench.contracts.suite_names import canonical_suite_name
 from rlinf_bench.contracts.versioned import Contract
 
 #: The brief's defaults for every eval matrix (EvalMatrix): the paper's "Reference Results" suites,
@@ -59,7 +60,8 @@ class SuiteSelection(BaseModel):
     @field_validator("name")
     @classmethod
     def _name_is_a_path(cls, value: str) -> str:
-        return check_path_segments(value, allow_slash=True)  # robotwin/<task> is a folder under the result root
+        # "LIBERO-Long" -> libero_10; robotwin/<task> is a folder under the result root
+        return check_path_segments(canonical_suite_name(value), allow_slash=True)
 
 
 class ProbeSpec(BaseModel):
@@ -204,7 +206,7 @@ class EvalRun(Contract):
     @field_validator("suite")
     @classmethod
     def _suite_is_a_path(cls, value: str) -> str:
-        return check_path_segments(value, allow_slash=True)
+        return check_path_segments(canonical_suite_name(value), allow_slash=True)
 
     @model_validator(mode="before")
     @classmethod
