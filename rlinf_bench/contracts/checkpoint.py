@@ -8,6 +8,9 @@ from pydantic import Field
 
 from rlinf_bench.contracts.versioned import Contract
 
+#: RLinf's global_step_<N> folders: a step of more digits is no step (the intake refuses such keys).
+MAX_GLOBAL_STEP = 10**12 - 1
+
 
 class CheckpointLayout(StrEnum):
     """The on-disk layouts RLinf has used for actor checkpoints (REFERENCE.md section 3)."""
@@ -25,7 +28,9 @@ class CheckpointRef(Contract):
         description="Root of the checkpoint (the global_step_N directory): s3://bucket/prefix or a local path"
     )
     experiment: str = Field(description="Training experiment name (the directory above checkpoints/)")
-    global_step: int = Field(ge=0, description="Training step the checkpoint was saved at")
+    global_step: int = Field(
+        ge=0, le=MAX_GLOBAL_STEP, description="Training step the checkpoint was saved at (at most 12 digits)"
+    )
     layout: CheckpointLayout = CheckpointLayout.FSDP_DCP
 
     @property

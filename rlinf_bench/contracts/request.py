@@ -10,7 +10,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
-from rlinf_bench.contracts.identifiers import check_path_segments, check_request_id
+from rlinf_bench.contracts.identifiers import ascii_part, check_path_segments, check_request_id
 from rlinf_bench.contracts.layout import result_root, run_result_uri
 from rlinf_bench.contracts.probes import OPT_IN_PROBES, PROBE_REQUIRED_ARGS, ProbeName
 from rlinf_bench.contracts.protocol_profiles import DEFAULT_PROTOCOL
@@ -374,7 +374,8 @@ class EvalRequest(Contract, EvalMatrix):
     @model_validator(mode="after")
     def _derive_request_id(self) -> Self:
         if not self.request_id:
-            self.request_id = request_id_for(self.checkpoint)
+            # Checked here too: an id that a later read-back would refuse must fail now, at first sight.
+            self.request_id = check_request_id(request_id_for(self.checkpoint))
         return self
 
     def result_root(self, digest: str | None = None) -> str:
@@ -417,8 +418,10 @@ def request_id_for(checkpoint: CheckpointRef) -> str:
     """A short deterministic id for a checkpoint: the same checkpoint always gets the same id.
 
     Used as the Step Functions execution name and in Job names, which is what makes
-    re-submission idempotent.
+    re-submission idempotent. ``<experiment's ASCII part>-s<step>-<URI digest>``: any experiment name
+    (``实验``, ``café-run``, emoji, hundreds of characters) gives an id of at most 55 ASCII characters;
+    the digest keeps apart checkpoints whose names fold alike.
     """
     digest = hashlib.sha256(checkpoint.uri.rstrip("/").encode()).hexdigest()[:10]
-    exp = "".join(c if c.isalnum() else "-" for c in checkpoint.experiment.lower()).strip("-")[:30]
+    exp = ascii_part(checkpoint.experiment, 30)
     return f"{exp or 'exp'}-s{checkpoint.global_step}-{digest}"

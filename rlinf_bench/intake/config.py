@@ -53,8 +53,17 @@ class IntakeConfig(EvalMatrix):
         return tuple(self.root_patterns)
 
     def request_for(self, checkpoint: CheckpointRef) -> EvalRequest:
-        """The EvalRequest (Step Functions input) for one checkpoint; deterministic, so re-starts match."""
-        return EvalRequest(checkpoint=checkpoint, **self.matrix_fields())
+        """The EvalRequest (Step Functions input) for one checkpoint; deterministic, so re-starts match.
+
+        A checkpoint no request can be built for fails the same way on every delivery: InvalidRequestError,
+        which the router dead-letters at first sight with this reason (never retried as transient).
+        """
+        try:
+            return EvalRequest(checkpoint=checkpoint, **self.matrix_fields())
+        except ValidationError as exc:
+            raise InvalidRequestError(
+                describe_validation_error("EvalRequest", f"the request for {checkpoint.uri}", exc)
+            ) from exc
 
 
 def parse_config_text(text: str, *, source: str) -> IntakeConfig:

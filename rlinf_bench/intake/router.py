@@ -12,7 +12,8 @@ Decisions, cheapest first:
 - started / duplicate: the checkpoint is complete; the injected ``start_once`` starts its execution
   exactly once (idempotency layer + deterministic execution name).
 
-Any other exception while listing or starting (throttling, timeouts, 5xx) is transient: it propagates,
+A checkpoint no request can be built for (InvalidRequestError, ContractError) is dead-lettered at first
+sight too. Any other exception while listing or starting (throttling, timeouts, 5xx) is transient: it propagates,
 so the message comes back after its visibility timeout, until ``max_age_s`` after the message was first
 seen; then the record is dead-lettered with the last error as its reason.
 """
@@ -32,7 +33,7 @@ from rlinf_bench.checkpoints.completeness import Clock, ObjectLister, check_comp
 from rlinf_bench.checkpoints.keys import KeyIgnored, KeyMatch, parse_key
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
-from rlinf_bench.errors import InvalidEventError
+from rlinf_bench.errors import ContractError, InvalidEventError, InvalidRequestError
 from rlinf_bench.intake.backlog import Backlog, Entry, State
 from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.events import ObjectCreated, parse_body
@@ -47,6 +48,11 @@ LETTER_MEMORY = 4096
 #: SQS's limit on one message, body and attributes together (bytes).
 SQS_MESSAGE_MAX_BYTES = 256 * 1024
 DLQ_REASON_MAX_CHARS = 4000
+
+#: Failures that answer the same on every delivery: dead-lettered at first sight with their reason, never
+#: retried as transient (an event no key rule accepts, a request no check accepts, an execution name or
+#: input Step Functions refuses).
+PERMANENT = (InvalidEventError, InvalidRequestError, ContractError)
 
 #: Starts the execution for a complete checkpoint at most once; returns StartResult.to_dict()
 #: (plus ``"replayed": True`` when an idempotency layer answered from its store).
@@ -190,7 +196,7 @@ class Router:
         age = self._age(first_seen or event.time)
         try:
             return self._decide(letter, event, match, age)
-        except InvalidEventError as exc:  # e.g. the bucket does not exist: the same answer on every delivery
+        except PERMANENT as exc:  # e.g. the bucket does not exist: the same answer on every delivery
             return self._dead(letter, str(exc), key=event.key, checkpoint=match.checkpoint_ref())
         except Exception as exc:
             error = f"{type(exc).__name__}: {str(exc)[:500]}"
