@@ -50,3 +50,12 @@ def test_a_checkpoint_outside_the_rlinf_folder_layout_is_refused(tmp_path: Path)
     ckpt.rename(moved)
     with pytest.raises(CheckpointError, match="checkpoints/global_step_<N>"):
         local_checkpoint(str(moved))
+
+
+@pytest.mark.parametrize("step", ["²", "٣", "1" * 13])
+def test_a_step_folder_that_is_no_step_number_is_refused_with_our_message(tmp_path: Path, step: str) -> None:
+    ckpt = fsdp(tmp_path)
+    odd = ckpt.with_name(f"global_step_{step}")
+    ckpt.rename(odd)
+    with pytest.raises(CheckpointError, match="checkpoints/global_step_<N>"):
+        local_checkpoint(str(odd))
