@@ -32,7 +32,7 @@ STEPS = (100, 200)
 def _burst(intake: Intake) -> list[str]:
     roots = [f"{run}/checkpoints/global_step_{step}" for run in RUNS for step in STEPS]
     for root in roots:
-        put_objects(intake.s3, intake.stack.bucket, root, fsdp_objects(4, metadata_at="first"))
+        put_objects(intake.s3, intake.stack.bucket, root, fsdp_objects(2, metadata_at="first"))
     # Every message delivered twice more: duplicates of a burst, as SQS and EventBridge may deliver them.
     bodies = []
     while msgs := intake.sqs.receive_message(QueueUrl=intake.stack.queue_url, MaxNumberOfMessages=10).get("Messages"):
