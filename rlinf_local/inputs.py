@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlinf_bench.checkpoints.keys import MAX_STEP_DIGITS
 from rlinf_bench.checkpoints.layouts import LAYOUTS, detect_layout, find_weights
 from rlinf_bench.contracts.checkpoint import CheckpointLayout
 from rlinf_bench.errors import CheckpointError
@@ -65,7 +66,8 @@ def local_checkpoint(given: str) -> LocalCheckpoint:
     except CheckpointError as exc:
         raise _refuse(given, f"is not an RLinf checkpoint ({exc})") from exc
     step_text = path.name.removeprefix("global_step_")
-    if not path.name.startswith("global_step_") or not step_text.isdigit() or path.parent.name != "checkpoints":
+    numbered = step_text.isascii() and step_text.isdigit() and len(step_text) <= MAX_STEP_DIGITS  # not global_step_²
+    if not path.name.startswith("global_step_") or not numbered or path.parent.name != "checkpoints":
         raise _refuse(given, "is not at <experiment>/checkpoints/global_step_<N>, where RLinf writes checkpoints")
     return LocalCheckpoint(path=path, experiment=path.parent.parent.name, global_step=int(step_text), layout=layout)
 

@@ -18,9 +18,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import yaml
+from botocore.exceptions import BotoCoreError, ClientError
 
 from rlinf_bench.checkpoints.keys import is_temp_name
 from rlinf_bench.errors import ConfigError
+from rlinf_bench.reporting.text_safety import plain
 from rlinf_local.embedded import Embedded
 from rlinf_local.pipeline_command import PipelineOutcome, StateFile, follow, write_report
 from rlinf_local.policy_check import check_matrix_policy, rerun_command
@@ -114,6 +116,21 @@ def with_backlog(text: str, backlog: dict[str, object] | None) -> str:
     return merged
 
 
+def release_ended(emb: Embedded, ended: list[str]) -> None:
+    """Tell the backlog each execution in ``ended`` ended; one it could not take yet (a throttled store or
+    start) stays in ``ended`` and is told again on the next scan, as Lambda retries the end event on AWS:
+    an end event always frees its slot and releases, however late."""
+    for arn in list(ended):
+        try:
+            released = emb.execution_ended(arn)
+        except (ClientError, BotoCoreError) as exc:
+            emb.echo(plain(f"backlog: the end of {arn.rsplit(':', 1)[-1]} is retried on the next scan ({exc})"))
+            continue
+        ended.remove(arn)
+        for uri in released:
+            emb.echo(plain(f"backlog: released {uri}"))
+
+
 def _quiet_period(config_text: str, given: float | None) -> float:
     if given is not None:
         return given
@@ -161,6 +178,7 @@ def watch(
         mirror = Mirror(root, emb, state)
         outcome = PipelineOutcome(tracking_uri=emb.tracking_uri, out=str(emb.out))
         known = set(emb.executions())
+        ended: list[str] = []  # executions whose end the backlog has not taken yet
         while not max_checkpoints or len(outcome.executions) < max_checkpoints:
             mirror.sync()
             emb.route()
@@ -169,13 +187,14 @@ def watch(
                 if name not in known:
                     known.add(name)
                     outcome.executions.append(follow(emb, name, arn, state))
-                    for uri in emb.execution_ended(arn):  # the backlog policy: a held checkpoint starts now
-                        emb.echo(f"backlog: released {uri}")
+                    ended.append(arn)
+                    release_ended(emb, ended)  # the backlog policy: a held checkpoint starts now
                     emb.save_backlog()
                     report = write_report(
                         emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"), results_prefix=emb.results_prefix
                     )
                     outcome.report = str(report) if report else outcome.report
+            release_ended(emb, ended)
             time.sleep(interval_s)
         outcome.email = [str(p) for p in emb.email.written]
         outcome.slack = [str(p) for p in emb.slack.written]

@@ -69,3 +69,12 @@ def test_given_a_jobs_failure_then_it_names_the_users_folder_not_the_bucket_or_t
         "truncated; checkpoint /home/me/runs/demo/checkpoints/global_step_20 "
         "(and s3://rlinf-checkpoints/demo/checkpoints/global_step_200 is another one)"
     )
+
+
+@pytest.mark.parametrize("step", ["²", "٣", "1" * 13])
+def test_a_step_folder_that_is_no_step_number_is_refused_with_our_message(tmp_path: Path, step: str) -> None:
+    ckpt = fsdp(tmp_path)
+    odd = ckpt.with_name(f"global_step_{step}")
+    ckpt.rename(odd)
+    with pytest.raises(CheckpointError, match="checkpoints/global_step_<N>"):
+        local_checkpoint(str(odd))
