@@ -19,6 +19,7 @@ from rlinf_bench.reporting.format import pct
 from rlinf_local.budget import small_matrix_yaml
 from rlinf_local.embedded import Embedded
 from rlinf_local.inputs import local_checkpoint
+from rlinf_local.origin import demo_origin, with_origin
 from rlinf_local.pipeline_command import PipelineOutcome
 from rlinf_local.policy_check import check_matrix_policy, rerun_command
 from rlinf_local.runs import print_adaptations, print_outcome, run_checkpoints
@@ -118,10 +119,12 @@ def demo_matrix_yaml(
     scratch: Path, *, paper: bool = False, budget: dict[str, int] | None = None, policy: str | None = None
 ) -> str:
     """The demo's intake config: the short budget, or with ``paper`` the whole suite at the protocol's own
-    horizon; ``budget`` (``--runs/--trials/--max-steps``) is laid over either; ``policy`` replaces the expert."""
+    horizon; ``budget`` (``--runs/--trials/--max-steps``) is laid over either; ``policy`` replaces the expert.
+    Its origin names the demo's own lever (``DEMO_ARGS=--paper``), never a flag the user did not pass."""
     tasks, base = (PAPER_TASKS, PAPER_BUDGET) if paper else (DEMO_TASKS, DEMO_BUDGET)
     matrix: dict[str, int | None] = {**base, **(budget or {})}
-    return small_matrix_yaml(scratch, tasks=tasks, policy=policy or DEMO_POLICY, **matrix)
+    text = small_matrix_yaml(scratch, tasks=tasks, policy=policy or DEMO_POLICY, **matrix)
+    return with_origin(text, demo_origin(paper=paper, budget=budget))
 
 
 def run_demo(
