@@ -114,15 +114,16 @@ def _probe_item(item: str, probes: dict[str, ProbeResult], name: str, metrics: s
         return ChecklistItem(item, "fail", evidence)
     if verdicts == {"pass"}:
         return ChecklistItem(item, "pass", evidence)
-    why = next((c.reason for c in checks if c.verdict == "not_decided"), "") or _no_target_why(p, checks)
-    return ChecklistItem(item, "not decided", evidence, why=why)
+    return ChecklistItem(item, "not decided", evidence, why=_undecided_why(p, checks))
 
 
-def _no_target_why(p: ProbeResult, checks: list[InfraCheck]) -> str:
-    """Measured without a target: the probe's own words (a CPU stand-in, an unknown instance type)."""
+def _undecided_why(p: ProbeResult, checks: list[InfraCheck]) -> str:
+    """Why measured values decided nothing: run at demo size, no target here (a CPU stand-in, an unknown
+    instance type), or figures the probe says are not the thing; the item's metric not measured at all."""
     if not checks:
         return f"none of the item's metrics was measured ({', '.join(sorted(p.values))} were)"
-    return next((c.reason for c in checks if c.reason.startswith("no target")), "no target here")
+    reasons = (c.reason for c in checks if c.verdict != "pass" and c.reason and c.reason != "no target for this metric")
+    return next(reasons, "no target here")
 
 
 def _mlflow_item(latest: CheckpointReport | None, mlflow_evidence: str | None) -> ChecklistItem:

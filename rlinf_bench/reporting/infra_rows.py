@@ -83,11 +83,20 @@ def infra_checks(probes: Sequence[ProbeResult]) -> list[InfraCheck]:
     return rows
 
 
+def undecided(c: InfraCheck) -> bool:
+    """A measured value with a target that it cannot answer: a run too small for it (``not_decided``), or
+    figures the probe itself says are not the thing (a memory-backed "file system")."""
+    return c.value is not None and (
+        c.verdict == "not_decided" or (c.verdict == "not_available" and c.target is not None)
+    )
+
+
 def check_word(c: InfraCheck) -> str:
     """One check's verdict in words, the same in every renderer: pass, fail, ``demo size, not a verdict``
-    (a run too small for its target), ``no target`` (measured, nothing to judge it by), ``not measured``."""
+    (a run too small for its target), ``not decided`` (another reason), ``no target`` (measured, nothing to
+    judge it by), ``not measured``."""
     if c.verdict in ("pass", "fail"):
         return c.verdict
-    if c.verdict == "not_decided":
+    if undecided(c):
         return DEMO_SIZE if c.reason.startswith(DEMO_SIZE) else "not decided"
     return "no target" if c.value is not None else "not measured"

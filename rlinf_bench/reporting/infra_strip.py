@@ -14,17 +14,17 @@ from pydantic import BaseModel
 
 from rlinf_bench.contracts import InfraCheck
 from rlinf_bench.reporting.format import human
-from rlinf_bench.reporting.probe_scope import DEMO_SIZE
+from rlinf_bench.reporting.infra_rows import check_word, undecided
 
 __all__ = ["STATE_WORDS", "ProbeChip", "infra_strip"]
 
 ChipState = Literal["fail", "pass", "notdecided", "measured", "notrun"]
 
-#: How a message counts the chips of each state, worst first: ``1 FAILED, 2 demo size (not a verdict)``.
+#: How a message counts the chips of each state, worst first: ``1 FAILED, 2 not decided``.
 STATE_WORDS: dict[ChipState, str] = {
     "fail": "FAILED",
     "pass": "passed",
-    "notdecided": "demo size (not a verdict)",
+    "notdecided": "not decided",
     "measured": "measured without a target",
     "notrun": "nothing measured",
 }
@@ -47,11 +47,11 @@ def _failed_text(c: InfraCheck) -> str:
 def _chip(probe: str, checks: list[InfraCheck]) -> ProbeChip:
     failed = [c for c in checks if c.verdict == "fail"]
     passed = [c for c in checks if c.verdict == "pass"]
-    undecided = [c for c in checks if c.verdict == "not_decided"]
+    open_ = [c for c in checks if undecided(c)]
     if failed:
         return ProbeChip(probe=probe, state="fail", text="✗ " + ", ".join(_failed_text(c) for c in failed))
-    if undecided:
-        return ProbeChip(probe=probe, state="notdecided", text=DEMO_SIZE, title=undecided[0].reason)
+    if open_:
+        return ProbeChip(probe=probe, state="notdecided", text=check_word(open_[0]), title=open_[0].reason)
     if passed:
         return ProbeChip(probe=probe, state="pass", text=f"✓ {len(passed)} target{'s' if len(passed) > 1 else ''} met")
     if any(c.value is not None for c in checks):

@@ -168,9 +168,7 @@ def test_the_message_header_counts_the_probes_its_lines_show() -> None:
     head = next(i for i, line in enumerate(lines) if line.startswith("Infrastructure"))
     block = lines[head + 1 :]
 
-    assert lines[head] == (
-        "Infrastructure, 4 probes: 2 demo size (not a verdict), 1 measured without a target, 1 nothing measured"
-    )
+    assert lines[head] == ("Infrastructure, 4 probes: 2 not decided, 1 measured without a target, 1 nothing measured")
     for probe in ("storage", "checkpoint_io", "gpu", "nccl"):
         assert any(line.strip().startswith(probe) for line in block), probe
     assert not any(line.endswith((": FAIL", ": pass")) for line in block)  # nothing judged at demo size
