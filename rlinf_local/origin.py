@@ -26,19 +26,23 @@ def _by_make() -> bool:
 
 
 def demo_origin(*, paper: bool, budget: dict[str, Any] | None) -> dict[str, Any]:
-    """``make demo`` / ``rlinf-bench demo``: its short horizon comes from the demo, ``--paper`` lifts it."""
+    """``make demo`` / ``rlinf-bench demo``: its short horizon comes from the demo, ``--paper`` lifts it (and a
+    ``--max-steps`` given on top sets it again)."""
     make = _by_make()
-    command = "make demo" if make else "rlinf-bench demo"
-    if budget and _MAX_STEPS in budget:
-        lever = "leave --max-steps out of DEMO_ARGS" if make else "leave out --max-steps"
-        return {"command": command, "levers": {_MAX_STEPS: lever}}
+    flag = bool(budget and _MAX_STEPS in budget)
+    command = ("make demo" if make else "rlinf-bench demo") + (
+        (" DEMO_ARGS=--paper" if make else " --paper") if paper else ""
+    )
+    if paper and not flag:
+        return {"command": command}  # the protocol's own horizon: nothing to lift
     if paper:
-        return {"command": f"{command} {'DEMO_ARGS=--paper' if make else '--paper'}"}
+        return {
+            "command": command,
+            "levers": {_MAX_STEPS: "leave --max-steps out of DEMO_ARGS" if make else "leave out --max-steps"},
+        }
+    # Short: the fix ends a message line; the demo's closing lines say what --paper runs and how long it takes.
     again = "make demo DEMO_ARGS=--paper" if make else "rlinf-bench demo --paper"
-    return {
-        "command": command,
-        "levers": {_MAX_STEPS: f"run {again} (every task at the protocol's own horizon, about 22 min on 2 cores)"},
-    }
+    return {"command": command, "levers": {_MAX_STEPS: f"run {again}" + (" without --max-steps" if flag else "")}}
 
 
 def pipeline_origin(
@@ -48,8 +52,8 @@ def pipeline_origin(
     small budget (``small_budget_steps`` its horizon), which only ``--config`` replaces."""
     flag = bool(budget and _MAX_STEPS in budget)
     if config is None:
-        steps = f" stops every episode at {small_budget_steps} steps" if small_budget_steps else " shortens episodes"
-        lever = f"give --config FILE whose suites leave max_steps out (without --config the small budget{steps})"
+        steps = f"stops episodes at {small_budget_steps} steps" if small_budget_steps else "shortens episodes"
+        lever = f"pass --config FILE without max_steps (the small budget {steps})"
         return {"command": command, "levers": {_MAX_STEPS: f"leave out --max-steps and {lever}" if flag else lever}}
     if flag:
         return {"command": command, "levers": {_MAX_STEPS: "leave out --max-steps"}}

@@ -26,14 +26,15 @@ from rlinf_bench.reporting.format import (
 )
 from rlinf_bench.reporting.infra_rows import check_word
 from rlinf_bench.reporting.infra_strip import STATE_WORDS, ProbeChip, infra_strip
-from rlinf_bench.reporting.message_limits import ERROR_TEXT_MAX_CHARS, cut
+from rlinf_bench.reporting.message_limits import ERROR_TEXT_MAX_CHARS, cut, cut_at_word
 from rlinf_bench.reporting.probe_scope import DEMO_SIZE
 from rlinf_bench.stats.flips import flip_summary
 
 __all__ = ["REASON_MAX_CHARS", "infra_lines", "suite_head", "suite_lines", "verdict_line"]
 
-#: A non-decisive verdict's reason in a message: enough for "max steps 20 vs 512 ... run with --protocol".
-REASON_MAX_CHARS = 200
+#: A non-decisive verdict's reason in a message: enough for "max steps 20 vs 512 (...); for a verdict, <the
+#: user's lever>" (rlinf_local/origin.py keeps the levers short); longer is cut at a word, whole in the report.
+REASON_MAX_CHARS = 240
 
 
 def suite_head(s: SuiteReport) -> str:
@@ -60,7 +61,7 @@ def verdict_line(v: Verdict) -> str:
     reason = v.reason
     if v.value == VerdictValue.INCONCLUSIVE:
         reason = reason.split("; ", 1)[1] if "; " in reason else ""  # the phrase is in the word already
-    return f"{head}: {cut(reason, REASON_MAX_CHARS)}" if reason else head
+    return f"{head}: {cut_at_word(reason, REASON_MAX_CHARS)}" if reason else head
 
 
 def suite_lines(s: SuiteReport) -> list[str]:

@@ -111,9 +111,12 @@ def comparability(suite: SuiteReport, baseline: Baseline, levers: Mapping[str, s
         return None
     if run.name == baseline.protocol.name and run.overrides:
         # The run already uses the baseline's protocol; its own overrides are what make the difference.
-        own = (levers or {}).get
-        fixes = dict.fromkeys(own(o) or f"leave out {OVERRIDE_FLAGS.get(o, o)}" for o in run.overrides)
-        fix = f"for a verdict, {' and '.join(fixes)} (the {run.name} protocol's own settings)"
+        own = [(levers or {}).get(o) for o in run.overrides]
+        if all(own):  # the user's own levers, short enough to survive a message line
+            fix = f"for a verdict, {' and '.join(dict.fromkeys(x for x in own if x))}"
+        else:
+            flags = ", ".join(OVERRIDE_FLAGS.get(o, o) for o in run.overrides)
+            fix = f"for a verdict, leave out {flags} (the {run.name} protocol's own settings)"
     else:
         fix = f"run with --protocol {baseline.protocol.name} for a verdict"
     return (

@@ -46,7 +46,7 @@ def test_after_make_demo_the_fix_is_demo_args_paper_not_a_flag_never_passed(
     assert origin.command == "make demo"
     assert v.value == VerdictValue.NOT_COMPARABLE and "max steps 130 vs 512" in v.reason
     assert "for a verdict, run make demo DEMO_ARGS=--paper" in v.reason and "--max-steps" not in v.reason
-    assert "make demo DEMO_ARGS=--paper" in text and "--max-steps" not in text
+    assert "make demo DEMO_ARGS=--paper" in text and "--max-steps" not in text and "[cut" not in text
 
 
 def test_rlinf_bench_demo_names_its_own_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,11 +54,16 @@ def test_rlinf_bench_demo_names_its_own_flag(tmp_path: Path, monkeypatch: pytest
 
     origin = origin_of(demo_matrix_yaml(tmp_path))
     assert origin.command == "rlinf-bench demo"
-    assert origin.levers["max_steps"].startswith("run rlinf-bench demo --paper")
+    assert origin.levers["max_steps"] == "run rlinf-bench demo --paper"
     assert origin_of(demo_matrix_yaml(tmp_path, paper=True)).levers == {}  # nothing to lift
     assert origin_of(demo_matrix_yaml(tmp_path, budget={"max_steps": 50})).levers == {
-        "max_steps": "leave out --max-steps"
+        "max_steps": "run rlinf-bench demo --paper without --max-steps"  # leaving it out alone keeps the demo's 130
     }
+    paper_flag = origin_of(demo_matrix_yaml(tmp_path, paper=True, budget={"max_steps": 50}))
+    assert (paper_flag.command, paper_flag.levers) == (
+        "rlinf-bench demo --paper",
+        {"max_steps": "leave out --max-steps"},
+    )
 
 
 def test_pipeline_names_the_config_or_the_flag_that_set_the_horizon(tmp_path: Path) -> None:
@@ -67,8 +72,10 @@ def test_pipeline_names_the_config_or_the_flag_that_set_the_horizon(tmp_path: Pa
 
     small = origin_of(config_text_for(None, tmp_path))
     assert small.command == "rlinf-bench pipeline"
-    assert small.levers["max_steps"].startswith("give --config FILE whose suites leave max_steps out")
-    assert "stops every episode at 20 steps" in small.levers["max_steps"]
+    assert (
+        small.levers["max_steps"]
+        == "pass --config FILE without max_steps (the small budget stops episodes at 20 steps)"
+    )
     assert origin_of(config_text_for(config, tmp_path)).levers == {
         "max_steps": f"remove max_steps from the suites in {config}"
     }
@@ -88,3 +95,11 @@ def test_the_origin_is_not_part_of_what_is_measured() -> None:
     started = plain.model_copy(update={"origin": RequestOrigin(command="make demo", levers={"max_steps": "x"})})
 
     assert started.digest() == plain.digest()  # same matrix, same execution names and result folders
+
+
+def test_the_whole_lever_reaches_the_message_line_uncut(tmp_path: Path) -> None:
+    """The longest lever (a pipeline with --max-steps on the small budget) still ends the verdict's line whole."""
+    origin = origin_of(config_text_for(None, tmp_path, {"max_steps": 130}))
+    text = summary_notification(short_horizon_report(origin)).text
+
+    assert origin.levers["max_steps"] in text and "…" not in text and "[cut" not in text
