@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["demo_origin", "pipeline_origin", "with_origin"]
+__all__ = ["demo_origin", "paper_command", "pipeline_origin", "with_origin"]
 
 #: The episode setting a budget flag overrides, and the flag.
 _MAX_STEPS = "max_steps"
@@ -23,6 +23,11 @@ _MAX_STEPS = "max_steps"
 def _by_make() -> bool:
     # make exports MAKELEVEL to the commands of its recipes: `make demo` runs `rlinf-bench demo` under it.
     return bool(os.environ.get("MAKELEVEL"))
+
+
+def paper_command() -> str:
+    """``demo --paper`` the way this user starts the demo: ``make demo DEMO_ARGS=--paper`` under make."""
+    return "make demo DEMO_ARGS=--paper" if _by_make() else "rlinf-bench demo --paper"
 
 
 def demo_origin(*, paper: bool, budget: dict[str, Any] | None) -> dict[str, Any]:
@@ -41,8 +46,10 @@ def demo_origin(*, paper: bool, budget: dict[str, Any] | None) -> dict[str, Any]
             "levers": {_MAX_STEPS: "leave --max-steps out of DEMO_ARGS" if make else "leave out --max-steps"},
         }
     # Short: the fix ends a message line; the demo's closing lines say what --paper runs and how long it takes.
-    again = "make demo DEMO_ARGS=--paper" if make else "rlinf-bench demo --paper"
-    return {"command": command, "levers": {_MAX_STEPS: f"run {again}" + (" without --max-steps" if flag else "")}}
+    return {
+        "command": command,
+        "levers": {_MAX_STEPS: f"run {paper_command()}" + (" without --max-steps" if flag else "")},
+    }
 
 
 def pipeline_origin(
