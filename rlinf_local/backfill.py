@@ -127,7 +127,7 @@ def backfill_local(
     The policy is checked against them before the stack is built, as ``pipeline`` does; the rows of the
     evaluated checkpoints end with their execution's outcome (None: nothing was started)."""
     out = out.resolve()
-    text = config_text_for(config, out, budget, policy)
+    text = config_text_for(config, out, budget, policy, command="rlinf-bench backfill")
     quiet = quiet_period_s if quiet_period_s is not None else parse_config_text(text, source="--config").quiet_period_s
     rows, todo = plan_backfill(root, steps, out, quiet_period_s=quiet)
     if dry_run or not todo:

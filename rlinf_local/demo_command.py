@@ -19,6 +19,7 @@ from rlinf_bench.reporting.format import pct
 from rlinf_local.budget import small_matrix_yaml
 from rlinf_local.embedded import Embedded
 from rlinf_local.inputs import local_checkpoint
+from rlinf_local.origin import demo_origin, paper_command, with_origin
 from rlinf_local.pipeline_command import PipelineOutcome
 from rlinf_local.policy_check import check_matrix_policy, rerun_command
 from rlinf_local.runs import print_adaptations, print_outcome, run_checkpoints
@@ -64,7 +65,7 @@ WHAT_IT_IS = (
 
 PAPER_HINT = (
     "The verdict against the paper's number is not decided here: the short budget runs 4 of the 10 tasks to 130 steps. "
-    "`rlinf-bench demo --paper` runs every task at the RLinf protocol's 512 steps, which decides it "
+    "`{again}` runs every task at the RLinf protocol's 512 steps, which decides it "
     "(about 22 min on 2 cores)."
 )
 
@@ -118,10 +119,12 @@ def demo_matrix_yaml(
     scratch: Path, *, paper: bool = False, budget: dict[str, int] | None = None, policy: str | None = None
 ) -> str:
     """The demo's intake config: the short budget, or with ``paper`` the whole suite at the protocol's own
-    horizon; ``budget`` (``--runs/--trials/--max-steps``) is laid over either; ``policy`` replaces the expert."""
+    horizon; ``budget`` (``--runs/--trials/--max-steps``) is laid over either; ``policy`` replaces the expert.
+    Its origin names the demo's own lever (``DEMO_ARGS=--paper``), never a flag the user did not pass."""
     tasks, base = (PAPER_TASKS, PAPER_BUDGET) if paper else (DEMO_TASKS, DEMO_BUDGET)
     matrix: dict[str, int | None] = {**base, **(budget or {})}
-    return small_matrix_yaml(scratch, tasks=tasks, policy=policy or DEMO_POLICY, **matrix)
+    text = small_matrix_yaml(scratch, tasks=tasks, policy=policy or DEMO_POLICY, **matrix)
+    return with_origin(text, demo_origin(paper=paper, budget=budget))
 
 
 def run_demo(
@@ -159,5 +162,5 @@ def run_demo(
     print_outcome(outcome)
     print(WHAT_IT_IS.format(noisy=DEMO_STEPS[0][1], clean=DEMO_STEPS[1][1]))
     if not paper:
-        print(PAPER_HINT)
+        print(PAPER_HINT.format(again=paper_command()))  # as this user starts the demo (make or the CLI)
     return outcome

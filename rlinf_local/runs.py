@@ -11,9 +11,10 @@ import yaml
 from rlinf_bench.errors import ConfigError, RlinfBenchError
 from rlinf_bench.reporting.text_safety import plain
 from rlinf_bench.request_checks import check_suite
-from rlinf_local.budget import small_matrix_yaml
+from rlinf_local.budget import SMALL_BUDGET_MAX_STEPS, small_matrix_yaml
 from rlinf_local.embedded import Embedded
 from rlinf_local.inputs import LocalCheckpoint, local_checkpoint
+from rlinf_local.origin import pipeline_origin, with_origin
 from rlinf_local.pipeline_command import PipelineOutcome, StateFile, evaluate_checkpoint, require_config, write_report
 from rlinf_local.policy_check import check_matrix_policy, rerun_command
 
@@ -21,13 +22,21 @@ __all__ = ["config_text_for", "print_outcome", "run_checkpoints", "run_pipeline"
 
 
 def config_text_for(
-    config: Path | None, out: Path, budget: dict[str, int] | None = None, policy: str | None = None
+    config: Path | None,
+    out: Path,
+    budget: dict[str, int] | None = None,
+    policy: str | None = None,
+    *,
+    command: str = "rlinf-bench pipeline",
 ) -> str:
     """The intake config's text: the file given, or the small budget (probes write under DIR/scratch).
 
     ``budget`` (``runs``, ``trials``, ``max_steps``: the ``--runs/--trials/--max-steps`` flags that were
     given) overrides the matrix's ``runs``, ``trials_per_task`` and every suite's ``max_steps``, so the
-    common case needs no nested YAML; ``policy`` (``--policy``) overrides its ``policy``."""
+    common case needs no nested YAML; ``policy`` (``--policy``) overrides its ``policy``. The matrix records
+    ``command`` and its levers as its origin (:mod:`rlinf_local.origin`), so a verdict's fix names what this user
+    can change."""
+    origin = pipeline_origin(command, config, budget, small_budget_steps=SMALL_BUDGET_MAX_STEPS)
     if config is None:
         text = small_matrix_yaml(out / "scratch", **(budget or {}))
         if budget:
@@ -35,7 +44,7 @@ def config_text_for(
     else:
         text = require_config(config)
         text = with_budget(text, budget, source=str(config)) if budget else text
-    return with_policy(text, policy)
+    return with_origin(with_policy(text, policy), origin)
 
 
 def with_policy(text: str, policy: str | None) -> str:

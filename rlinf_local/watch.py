@@ -160,7 +160,7 @@ def watch(
     before anything starts against the newest checkpoint already under ``root`` (the spec alone when none is)."""
     if not root.is_dir():
         raise ConfigError(f"watch: {root} is not a directory; give the RLinf log root (…/<experiment>/checkpoints/…)")
-    text = with_backlog(config_text_for(config, out.resolve(), budget, policy), backlog)
+    text = with_backlog(config_text_for(config, out.resolve(), budget, policy, command="rlinf-bench watch"), backlog)
     check_matrix_policy(text, newest_checkpoint(root), argv=argv)
     quiet = _quiet_period(text, quiet_period_s)
     with Embedded(

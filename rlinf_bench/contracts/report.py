@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.limits import Message, Name, Uri
+from rlinf_bench.contracts.origin import RequestOrigin
 from rlinf_bench.contracts.probes import ProbeResult
 from rlinf_bench.contracts.protocol_profiles import RunProtocol
 from rlinf_bench.contracts.results import Provenance, RunStatus
@@ -225,7 +226,9 @@ class InfraCheck(_Model):
     unit: str = ""
     op: str = ""
     target: float | None = None
-    verdict: Literal["pass", "fail", "not_available"]
+    verdict: Literal["pass", "fail", "not_decided", "not_available"] = Field(
+        description="not_decided: measured against a target by a run too small to answer it (demo size)"
+    )
     source: Name = ""
     reason: Message = ""
 
@@ -252,6 +255,10 @@ class CheckpointReport(Contract):
     baselines: list[str] = Field(default_factory=list)
     links: dict[str, str] = Field(default_factory=dict, description="mlflow_run, report files, results")
     sources: list[str] = Field(default_factory=list, description="RunResult files or URIs aggregated")
+    origin: RequestOrigin = Field(
+        default_factory=RequestOrigin,
+        description="The request's origin: what the user ran, for the fixes verdicts name",
+    )
 
     def suite(self, name: str) -> SuiteReport | None:
         return next((s for s in self.suites if s.suite == name), None)

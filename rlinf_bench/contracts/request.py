@@ -23,6 +23,7 @@ from rlinf_bench.contracts.limits import (
     SettingText,
     Uri,
 )
+from rlinf_bench.contracts.origin import RequestOrigin
 from rlinf_bench.contracts.probes import OPT_IN_PROBES, PROBE_REQUIRED_ARGS, ProbeName
 from rlinf_bench.contracts.protocol_profiles import DEFAULT_PROTOCOL
 from rlinf_bench.contracts.suite_names import canonical_suite_name
@@ -45,7 +46,8 @@ DEFAULT_PROBES = tuple(name for name in ProbeName if not PROBE_REQUIRED_ARGS[nam
 #: 20 min splits libero_10 (~1,530 s with 8 workers at the measured rate) in two, the other LIBERO suites not.
 DEFAULT_SHARD_TARGET_S = 1200
 #: Matrix fields that change how the work is split into Jobs, not what is measured: left out of the digest.
-_LAYOUT_ONLY_FIELDS = ("videos", "shards", "shard_target_s", "kueue")  # kueue: where Jobs wait
+# kueue: where Jobs wait; origin: who started it (the words of a fix), not what is measured
+_LAYOUT_ONLY_FIELDS = ("videos", "shards", "shard_target_s", "kueue", "origin")
 #: Parallel environment workers of one Job (the CPU count of the largest GPU nodes).
 MAX_WORKERS = 256
 #: Episode videos kept per task and run.
@@ -365,6 +367,11 @@ class EvalMatrix(BaseModel):
         "extend a borderline suite up to 6 runs; default: the fixed protocol of `runs` runs",
     )
     extra: dict[str, Any] = Field(default_factory=dict)
+    origin: RequestOrigin = Field(
+        default_factory=RequestOrigin,
+        description="Set by the command that builds the matrix (demo, pipeline, watch): what the user ran, so a "
+        "verdict's fix names their own lever. Not part of the matrix digest",
+    )
 
     @field_validator("suites", "probes", mode="before")
     @classmethod

@@ -21,6 +21,7 @@ from rlinf_bench.reporting.message_limits import (
     SNS_MESSAGE_MAX_BYTES,
     SNS_SUBJECT_MAX_CHARS,
     cut,
+    cut_at_word,
     cut_bytes,
     fit_blocks,
     header,
@@ -49,8 +50,8 @@ class Notification(BaseModel):
 
 
 def subject_line(text: str) -> str:
-    """An SNS subject: one line, no control characters, under SNS's length limit."""
-    return cut(plain(text), SNS_SUBJECT_MAX_CHARS)
+    """An SNS subject: one line, no control characters, under SNS's length limit, cut at a word with "…"."""
+    return cut_at_word(plain(text), SNS_SUBJECT_MAX_CHARS)
 
 
 def summary_notification(
