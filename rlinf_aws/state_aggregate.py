@@ -118,6 +118,7 @@ def aggregate(
 
     report = aggregate_checkpoint(runs, runs_expected=request.runs)
     report.request_id = request.request_id
+    report.origin = request.origin  # a verdict's fix names the lever of whoever started the request
     report.probes = probes
     report.infra = infra_checks(probes)
     history, notes = _apply_verdicts(report, request, mlflow, experiment)

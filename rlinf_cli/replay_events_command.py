@@ -26,6 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "replay-events",
         help="feed recorded S3 events (JSON lines) through the router in local moto",
+        description='Answer "what would the intake have done with these events?" without an AWS account: each '
+        "recorded S3 event goes through the real router against a local moto account; prints one execution per "
+        "complete checkpoint, the dead letters with their reasons and line numbers, and the checkpoints still "
+        "waiting for files.",
         epilog="example: rlinf-bench replay-events events/recorded-export.jsonl\n"
         "exit status: 0 when no record was dead, 1 when any was (each dead line is listed with its reason)",
         formatter_class=ExampleFormatter,

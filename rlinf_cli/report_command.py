@@ -36,14 +36,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
     p.add_argument(
         "--experiment",
-        default="RLinf",
-        help="the MLflow experiment, or a training experiment whose runs are in --mlflow-experiment (default: RLinf)",
-    )
-    p.add_argument(
-        "--mlflow-experiment",
         default=None,
-        help="the MLflow experiment that holds every training experiment's runs (default: RLinf)",
+        help="the MLflow experiment to read, or the name of a training experiment whose runs it holds (default: "
+        "RLinf, where every training experiment's runs are published)",
     )
+    # The option's earlier name, kept for scripts; one name in the help.
+    p.add_argument("--mlflow-experiment", dest="experiment_alias", default=None, help=argparse.SUPPRESS)
     p.add_argument("--training-experiment", default=None, help="only checkpoints of this training experiment")
     p.add_argument("--baseline", action="append", default=[], metavar="NAME", help="baselines to draw (repeatable)")
     p.add_argument(
@@ -60,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the site; ``--json`` prints where its files are (MLflow's own prints go to stderr then)."""
+    args.experiment = _one_experiment(args.experiment, args.experiment_alias)
     with quiet_stdout(args.json):
         reports, files = _from_files(args) if args.reports else _from_mlflow(args)
     if args.json:
@@ -76,6 +75,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"{len(reports)} checkpoint(s)\n{files.html}\n{files.markdown}")
     return 0
+
+
+def _one_experiment(experiment: str | None, alias: str | None) -> str:
+    """``--experiment``, or its earlier name ``--mlflow-experiment``; both with different values is refused."""
+    from rlinf_bench.errors import ConfigError
+
+    if experiment and alias and experiment != alias:
+        raise ConfigError(
+            f"--experiment {experiment} and --mlflow-experiment {alias} name one option (the experiment to read): "
+            "give it once; --training-experiment NAME keeps one training experiment's checkpoints"
+        )
+    return experiment or alias or "RLinf"
 
 
 def _from_mlflow(args: argparse.Namespace) -> tuple[list[CheckpointReport], SiteFiles]:
@@ -98,9 +109,7 @@ def _from_mlflow(args: argparse.Namespace) -> tuple[list[CheckpointReport], Site
 
     client = MlflowClient(uri)
     # A training experiment's name (demo) finds its runs in the MLflow experiment; an unknown name lists both kinds.
-    choice = resolve_experiment(
-        client, args.experiment, default=args.mlflow_experiment or "RLinf", training_experiment=args.training_experiment
-    )
+    choice = resolve_experiment(client, args.experiment, default="RLinf", training_experiment=args.training_experiment)
     experiment, training = choice.mlflow_experiment, choice.training_experiment
     reports = load_history(client, experiment, training_experiment=training)
     # Evidence for the checklist: the brief's own query, and whether its runs carry success_rate.
@@ -135,9 +144,7 @@ def _from_files(args: argparse.Namespace) -> tuple[list[CheckpointReport], SiteF
     """Offline: the same page from CheckpointReport JSON files (no tracking server involved)."""
     from rlinf_bench.errors import ConfigError
 
-    given = [
-        f for f, v in (("--tracking-uri", args.tracking_uri), ("--mlflow-experiment", args.mlflow_experiment)) if v
-    ]
+    given = [f for f, v in (("--tracking-uri", args.tracking_uri),) if v]
     if given:  # they say where to read MLflow, which --reports does not: refused rather than ignored
         raise ConfigError(f"{' and '.join(given)} and --reports exclude each other: --reports reads no MLflow")
     from rlinf_bench.baselines import get_baselines

@@ -46,6 +46,11 @@ RESULTS = "results/"
 Echo = Callable[[str], None]
 
 
+def progress_line(text: str) -> None:
+    """A line about what the flow is doing (uploaded, started, finished): stderr, so stdout carries results only."""
+    print(text, file=sys.stderr, flush=True)
+
+
 def _logs_to_stderr(module: ModuleType) -> None:
     """A Lambda module's Powertools logger writes JSON lines to stdout (CloudWatch reads them there); on a
     terminal they are library logs, so they go to stderr beside the other logs and leave stdout to results,
@@ -67,10 +72,14 @@ class Embedded:
         tracking_uri: str = "",
         quiet_period_s: float = 0.0,
         max_parallel: int = 2,
-        echo: Echo = print,
+        echo: Echo = progress_line,
         progress: bool = True,
+        rerun_command: str = "",
     ) -> None:
         self.out = out.resolve()
+        # What a failure notice tells people to run once the cause is fixed: the user's own command (a deployed
+        # stack's `rlinf-bench trigger --rerun` means nothing here).
+        self.rerun_command = rerun_command or f"the same rlinf-bench command again, with --out {self.out}"
         self.config_text = config_text
         self.tracking_uri = tracking_uri or f"sqlite:///{self.out / 'mlflow.db'}"
         self.quiet_period_s = quiet_period_s
@@ -78,6 +87,8 @@ class Embedded:
         self.show_progress = progress  # live progress on stderr; off under --json
         self.executor = LocalExecutor(self.out / "jobs", max_parallel=max_parallel, cwd=REPO)
         self.modules: dict[str, ModuleType] = {}
+        #: <bucket>/<key prefix> -> the folder each checkpoint was uploaded from (failures name that folder)
+        self.uploaded_from: dict[str, Path] = {}
         self._stack = ExitStack()
         self.aws: LocalAws
         self.stack: LocalStack
@@ -174,6 +185,7 @@ class Embedded:
             # The summary links the report a person can open here: the page each run leaves in DIR/report/
             # (a presigned URL of the local bucket would point into a moto server gone after the run).
             "REPORT_HTML": str(self.out / "report" / "report.html"),
+            "RERUN_COMMAND": f"{self.rerun_command} (finished runs are kept)",
         }
         folders = function_folders()
         for logical, (name, env) in self.stack.functions.items():
@@ -197,6 +209,7 @@ class Embedded:
         for path in ckpt.files():
             key = f"{ckpt.key_prefix}/{path.relative_to(ckpt.path).as_posix()}"
             s3.upload_file(str(path), self.stack.bucket, key)
+        self.uploaded_from[f"{self.stack.bucket}/{ckpt.key_prefix}"] = ckpt.path
         return f"s3://{self.stack.bucket}/{ckpt.key_prefix}"
 
     def executions(self) -> dict[str, str]:

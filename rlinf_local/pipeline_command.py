@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlinf_bench.errors import ConfigError
 from rlinf_local.embedded import Embedded
 from rlinf_local.executions import ExecutionSummary, Failure, summarize_execution
-from rlinf_local.inputs import LocalCheckpoint
+from rlinf_local.inputs import LocalCheckpoint, with_user_paths
 from rlinf_local.live_progress import ProgressLine, read_progress
 
 __all__ = ["PipelineOutcome", "StateFile", "evaluate_checkpoint", "follow", "write_report"]
@@ -66,6 +66,7 @@ class PipelineOutcome:
     report: str = ""
     email: list[str] = field(default_factory=list)
     slack: list[str] = field(default_factory=list)
+    out: str = ""  # DIR, for the commands the closing lines print (not in --json: the user gave it)
 
     @property
     def failures(self) -> list[Failure]:
@@ -117,6 +118,10 @@ def follow(emb: Embedded, name: str, arn: str, state: StateFile) -> ExecutionSum
     line.close()
     emb.save_results()
     summary = summarize_execution(sfn, arn)
+    # A Job names the checkpoint by the bucket's copy or its own download of it: name the user's folder.
+    summary.failures = [
+        f.model_copy(update={"reason": with_user_paths(f.reason, emb.uploaded_from)}) for f in summary.failures
+    ]
     if summary.report_uri:
         try:
             report = emb.read_json(summary.report_uri)

@@ -24,7 +24,7 @@ from rlinf_bench.reporting.checklist import ChecklistItem, validation_checklist
 from rlinf_bench.reporting.episode_files import EpisodeFiles, StoredRunFiles
 from rlinf_bench.reporting.format import checkpoint_title, human
 from rlinf_bench.reporting.html import render_html
-from rlinf_bench.reporting.infra_rows import infra_checks
+from rlinf_bench.reporting.infra_rows import check_word, infra_checks
 from rlinf_bench.reporting.markdown import (
     changes_section,
     flips_section,
@@ -84,13 +84,13 @@ def site_markdown(
             op = c.op if c.op in _COMPARISONS else md(c.op)
             target = "—" if c.target is None else f"{op} {md(human(c.target, c.unit))}"
             value = "—" if c.value is None else md(human(c.value, c.unit))
-            # A measured value without a target was not judged: "no target", never "not_available".
-            word = "no target" if c.verdict == "not_available" and c.value is not None else c.verdict
-            parts.append(f"| {md(c.probe)} | {md(c.metric)} | {value} | {target} | {word} |")
+            # The same words as every renderer: "no target", never "not_available"; a run too small for its
+            # target says "demo size, not a verdict".
+            parts.append(f"| {md(c.probe)} | {md(c.metric)} | {value} | {target} | {check_word(c)} |")
     else:
         parts.append("_No probe results yet._")
     parts += ["", "## Validation checklist", "", "| item | status | evidence |", "| --- | --- | --- |"]
-    parts += [f"| {md(i.item)} | {md(i.status)} | {md(i.evidence)} |" for i in checklist]
+    parts += [f"| {md(i.item)} | {md(i.status)} | {md(i.text)} |" for i in checklist]
     return "\n".join(parts) + "\n"
 
 
