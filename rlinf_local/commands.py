@@ -84,6 +84,7 @@ def _run_pipeline(args: argparse.Namespace) -> int:
             max_parallel=args.max_parallel,
             progress=not args.json,
             budget=budget,
+            verbose=bool(getattr(args, "verbose", False)),
         )
     if args.json:
         emit_json(outcome.to_dict())
@@ -130,6 +131,7 @@ def _run_demo(args: argparse.Namespace) -> int:
             max_parallel=args.max_parallel,
             budget=budget,
             paper=args.paper,
+            verbose=bool(getattr(args, "verbose", False)),
         )
     if args.json:
         emit_json(outcome.to_dict())
@@ -183,6 +185,7 @@ def _run_watch(args: argparse.Namespace) -> int:
             progress=not args.json,
             budget=budget,
             backlog=_backlog_flags(args),
+            verbose=bool(getattr(args, "verbose", False)),
         )
     if args.json:
         emit_json(outcome.to_dict())

@@ -127,12 +127,21 @@ def run_demo(
     max_parallel: int = 2,
     budget: dict[str, int] | None = None,
     paper: bool = False,
+    verbose: bool = False,
 ) -> PipelineOutcome:
     """Write the checkpoints, run both through one local stack, print the verdicts and where to look.
 
     ``paper``: the whole suite at the RLinf protocol (see :data:`PAPER_BUDGET`), for a verdict against the
-    paper's number besides the one against the previous checkpoint."""
+    paper's number besides the one against the previous checkpoint; ``verbose``: list the adaptations."""
     out = out.resolve()
+    # The first line at once: the checkpoints and the stack take a minute before the first progress line.
+    noise = " and ".join(str(n) for _, n in DEMO_STEPS)
+    print(
+        f"demo: writing {len(DEMO_STEPS)} checkpoints of experiment {EXPERIMENT} under {out / 'runs'} "
+        f"(the scripted expert at action noise {noise}), then the stack",
+        file=sys.stderr,
+        flush=True,
+    )
     dirs = write_demo_checkpoints(out / "runs")
     refs = [local_checkpoint(str(d)) for d in dirs]
     with Embedded(
@@ -141,7 +150,7 @@ def run_demo(
         tracking_uri=tracking_uri,
         max_parallel=max_parallel,
     ) as emb:
-        print_adaptations(emb)
+        print_adaptations(emb, verbose=verbose)
         outcome = run_checkpoints(emb, refs)
     print()
     print(verdict_table(out, [e.name for e in outcome.executions]))

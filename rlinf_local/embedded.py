@@ -98,6 +98,12 @@ class Embedded:
         self._stack.close()
 
     def _start(self) -> None:
+        print(
+            "starting the local stack: template.yaml through samtranslator into a private moto account, "
+            "the Lambda handlers in this process",
+            file=sys.stderr,
+            flush=True,
+        )
         template = transformed_template()  # before moto starts: a missing tool fails fast
         self.aws = self._stack.enter_context(local_aws())
         self._stack.callback(self.executor.shutdown)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -88,25 +89,34 @@ def run_pipeline(
     max_parallel: int = 2,
     progress: bool = True,
     budget: dict[str, int] | None = None,
+    verbose: bool = False,
 ) -> PipelineOutcome:
     """``rlinf-bench pipeline``: check the inputs (exit 2 before anything starts), deploy, evaluate, report.
     ``progress``: a live progress line on stderr while each execution runs (off under ``--json``);
-    ``budget``: the ``--runs/--trials/--max-steps`` given (:func:`config_text_for`)."""
+    ``budget``: the ``--runs/--trials/--max-steps`` given (:func:`config_text_for`); ``verbose`` (``-v``):
+    list the stack's adaptations for moto instead of counting them."""
     refs = [local_checkpoint(c) for c in checkpoints]
     text = config_text_for(config, out, budget)
     with Embedded(
         out, config_text=text, tracking_uri=tracking_uri, max_parallel=max_parallel, progress=progress
     ) as emb:
-        print_adaptations(emb)
+        print_adaptations(emb, verbose=verbose)
         outcome = run_checkpoints(emb, refs)
     print_outcome(outcome)
     return outcome
 
 
-def print_adaptations(emb: Embedded) -> None:
-    print(f"local stack from template.yaml (samtranslator), moto at {emb.aws.endpoint}; adaptations for moto:")
-    for a in emb.stack.adaptations:
-        print(f"  - {a.line()}")
+def print_adaptations(emb: Embedded, *, verbose: bool = False) -> None:
+    """On stderr (how the stack was made, not a result): how many changes moto needed, or with ``verbose``
+    each one and why (docs/embedded.md, "Adaptations for moto", has the same list)."""
+    changes = emb.stack.adaptations
+    where = f"local stack from template.yaml in moto at {emb.aws.endpoint}"
+    if not verbose:
+        print(f"{where}: applied {len(changes)} adaptations of template.yaml for moto; -v lists them", file=sys.stderr)
+        return
+    print(f"{where}; the {len(changes)} adaptations of template.yaml for moto:", file=sys.stderr)
+    for a in changes:
+        print(f"  - {a.line()}", file=sys.stderr)
 
 
 def print_outcome(outcome: PipelineOutcome) -> None:

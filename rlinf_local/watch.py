@@ -117,10 +117,11 @@ def watch(
     progress: bool = True,
     budget: dict[str, int] | None = None,
     backlog: dict[str, object] | None = None,
+    verbose: bool = False,
 ) -> PipelineOutcome:
     """Watch ``root`` until Ctrl-C (or ``max_checkpoints`` evaluations); every complete checkpoint runs once.
     ``budget``: the ``--runs/--trials/--max-steps`` given, over the config's matrix; ``backlog``: the
-    ``--max-running/--backlog`` given, over the config's ``backlog:`` block."""
+    ``--max-running/--backlog`` given, over the config's ``backlog:`` block; ``verbose``: list the adaptations."""
     if not root.is_dir():
         raise ConfigError(f"watch: {root} is not a directory; give the RLinf log root (…/<experiment>/checkpoints/…)")
     text = with_backlog(config_text_for(config, out.resolve(), budget), backlog)
@@ -133,7 +134,7 @@ def watch(
         max_parallel=max_parallel,
         progress=progress,
     ) as emb:
-        print_adaptations(emb)
+        print_adaptations(emb, verbose=verbose)
         print(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")
         state = StateFile(emb.out)
         mirror = Mirror(root, emb, state)
