@@ -43,6 +43,11 @@ class PipelineSettings(BaseModel):
         default="",
         description="REPORT_HTML: a local report.html the summary links instead of a presigned URL (embedded default)",
     )
+    notified_log: str = Field(
+        default="",
+        description="NOTIFIED_LOG: a local JSON file of the summaries sent; one already in it is not sent again "
+        "(embedded default)",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> PipelineSettings:
@@ -70,6 +75,7 @@ class PipelineSettings(BaseModel):
                 job_env=job_env,
                 region=env.get("AWS_REGION", "") or env.get("AWS_DEFAULT_REGION", ""),
                 report_html=env.get("REPORT_HTML", ""),
+                notified_log=env.get("NOTIFIED_LOG", ""),
             )
         except ValidationError as exc:
             raise ConfigError(f"workflow settings from the environment are invalid: {exc}") from exc

@@ -156,6 +156,10 @@ class Embedded:
                 "REPORT_HTML=DIR/report/report.html: the summary links that page",
                 "a presigned URL of the local bucket points into a moto server that is gone after the run",
             ),
+            Adaptation(
+                "NOTIFIED_LOG=DIR/outbox/sent.json: a summary already sent from DIR is not sent again",
+                "a resumed or repeated run in DIR aggregates the same runs again",
+            ),
         ]
         if not http_uri:
             changes.append(
@@ -179,6 +183,8 @@ class Embedded:
             # The summary links the report a person can open here: the page each run leaves in DIR/report/
             # (a presigned URL of the local bucket would point into a moto server gone after the run).
             "REPORT_HTML": str(self.out / "report" / "report.html"),
+            # A resumed or repeated run in DIR sends a summary it already sent (same checkpoint, same content) once.
+            "NOTIFIED_LOG": str(self.out / "outbox" / "sent.json"),
         }
         folders = function_folders()
         for logical, (name, env) in self.stack.functions.items():

@@ -130,6 +130,8 @@ def follow(emb: Embedded, name: str, arn: str, state: StateFile) -> ExecutionSum
     emb.email.drain()
     state.put(summary)
     emb.echo(f"execution {name}: {summary.describe()} {summary.verdict}")
+    if summary.already_sent:
+        emb.echo(f"email and Slack for {summary.checkpoint.get('uri', name)}: not sent again, {summary.already_sent}")
     return summary
 
 
