@@ -26,6 +26,12 @@ def demo_execution() -> list[float]:
     return [217.0, 219.0, 308.0, 311.0, 324.0, 327.0, 428.0, 429.0, 548.0, 551.0, 565.0, 567.0]
 
 
+def demo_execution_under_more_load() -> list[float]:
+    """The same execution on the same machine at a load of 10-18, read from ``state.json`` every 2 s while it ran:
+    nothing finished for 150 s in the middle."""
+    return [217.0, 353.0, 353.0, 377.0, 377.0, 526.0, 526.0, 644.0, 644.0, 662.0, 671.0, 671.0]
+
+
 def paper_execution() -> list[float]:
     """20 episodes of 512 steps (10 tasks x 2 states): 60 s of start-up, then one episode every 62 s."""
     return [60.0 + 62.0 * k for k in range(20)]
@@ -48,7 +54,7 @@ def naive_ends(finished_at: list[float]) -> list[float]:
 
 
 def test_given_the_demos_readings_then_every_eta_shown_predicts_the_end_within_2x() -> None:
-    for finished_at in (demo_execution(), paper_execution()):
+    for finished_at in (demo_execution(), demo_execution_under_more_load(), paper_execution()):
         end = finished_at[-1]
 
         shown = predicted_ends(finished_at, EtaEstimate())
@@ -60,10 +66,11 @@ def test_given_the_demos_readings_then_every_eta_shown_predicts_the_end_within_2
 
 
 def test_given_the_demos_readings_then_the_shown_eta_never_swings_by_more_than_2x() -> None:
-    shown = predicted_ends(demo_execution(), EtaEstimate())
+    for finished_at in (demo_execution(), demo_execution_under_more_load()):
+        shown = predicted_ends(finished_at, EtaEstimate())
 
-    ends = [predicted for _, predicted in shown]
-    assert max(ends) / min(ends) < 2
+        ends = [predicted for _, predicted in shown]
+        assert max(ends) / min(ends) < 2
 
 
 def test_the_estimate_it_replaces_swung_far_beyond_that_on_the_same_readings() -> None:
