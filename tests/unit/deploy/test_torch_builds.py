@@ -42,8 +42,10 @@ def checkout_with_wheels_at(tmp_path: Path, folder: Path) -> Path:
 
 
 def make(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the copy's Makefile; a user's find-links folders must not change what set-up installs."""
-    env = {**os.environ, "UV_FIND_LINKS": str(Path(cpu_wheel_folder())), "PIP_FIND_LINKS": cpu_wheel_folder()}
+    """Run the copy's Makefile; a user's find-links folders must not change what set-up installs. Settings of a
+    make that runs this test (``make test TORCH=…``) reach a sub-make through MAKEFLAGS: they are left out."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "TORCH")}
+    env |= {"UV_FIND_LINKS": cpu_wheel_folder(), "PIP_FIND_LINKS": cpu_wheel_folder()}
     make_bin = shutil.which("make")
     if make_bin is None:
         pytest.skip("no make on PATH")
