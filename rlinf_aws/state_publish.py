@@ -94,7 +94,7 @@ def publish(
     key = summary_key(report, [*inp.failed_runs, *inp.notes, mlflow_error])
     earlier = sent.find(key) if sent is not None else None
     if earlier is not None:
-        log.info("summary for %s already sent (%s): not sent again", report.checkpoint_uri, earlier.describe())
+        log.debug("summary for %s already sent (%s): not sent again", report.checkpoint_uri, earlier.describe())
         message_id = ""
     else:
         message_id = send(note, sns=sns, topic_arn=topic_arn)
