@@ -3,12 +3,10 @@
 Pure and typed (dataclasses, no simpy): the simulation turns these into events, the tests and the plots read
 them directly.
 
-Measured inputs (docs/performance.md, "The full protocol per checkpoint (issue 25, item 5)"; the spatial run is
-in bench/results/gpu_peers_h200.json under ``whole_suite_after_scheduler_wait``): one suite-run of 500 episodes,
-every episode to the horizon, 7B stand-in served, 15 workers on one H200. Spatial is measured (298.2 / 298.7 s),
-the others are projected from the measured ~430 env steps/s plus the ~43 s of start-up, first wave and tail that
-the spatial run shows. 4 suites x 3 runs = 5,124 GPU-s per checkpoint. The model server's start (8-24 s
-measured, ``server_start_s``) is not in those wall times: it is part of :attr:`EvalCost.job_overhead_s`.
+Measured inputs (bench/results/gpu_suites.json, written by bench/gpu_suites.py): one suite-run of 500 episodes,
+every episode to the suite's OpenVLA-OFT horizon, 7B stand-in served, one GPU, for each of LIBERO's four suites.
+The model takes each suite's slowest measured run, so its backlog is an upper bound. The model server's start is
+not in those wall times: it is part of :attr:`EvalCost.job_overhead_s`.
 
 Backlog policies are the intake's own (:func:`rlinf_bench.intake.backlog.choose`): the simulation calls that
 function, so ``all``, ``latest`` and ``every:K`` here are exactly what ``watch --backlog`` and the router do.
@@ -16,18 +14,19 @@ function, so ``all``, ``latest`` and ``every:K`` here are exactly what ``watch -
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rlinf_bench.intake.backlog import BacklogPolicy
 
+GPU_SUITES = Path(__file__).resolve().parent / "results" / "gpu_suites.json"
 #: where the per-suite figures come from (cited in the results JSON)
-SOURCE = (
-    "docs/performance.md 'The full protocol per checkpoint (issue 25, item 5)'; libero_spatial measured in "
-    "bench/results/gpu_peers_h200.json whole_suite_after_scheduler_wait.rlinf_bench.wall_s = [298.2, 298.7]"
-)
-#: start-up, first wave and tail inside one suite-run process (298 s - 110,000 steps / 432 steps/s)
+SOURCE = "bench/results/gpu_suites.json: each suite's slowest measured suite-run (wall_s), with its card and lease"
+#: start-up, first wave and tail inside one suite-run process: wall time less env steps at the steady rate, 43 s
+#: on LIBERO-Spatial (298 s - 110,000 steps / 432 steps/s) and 51-63 s on the other suites (gpu_suites.json)
 RUN_FIXED_S = 43.0
 
 
@@ -45,13 +44,19 @@ class Suite:
             raise ValueError(f"suite {self.name}: need tasks >= 1 and run_s > {RUN_FIXED_S} s")
 
 
-#: docs/performance.md's table, one H200 per suite-run
-MEASURED_SUITES: tuple[Suite, ...] = (
-    Suite(name="libero_spatial", tasks=10, run_s=298.0, source="measured, 298.2 / 298.7 s"),
-    Suite(name="libero_object", tasks=10, run_s=370.0, source="140,000 steps / 430 + 43"),
-    Suite(name="libero_goal", tasks=10, run_s=392.0, source="150,000 steps / 430 + 43"),
-    Suite(name="libero_10", tasks=10, run_s=648.0, source="260,000 steps / 430 + 43"),
-)
+def measured_suites(path: Path = GPU_SUITES) -> tuple[Suite, ...]:
+    """LIBERO's four suites at their slowest measured suite-run on one GPU (bench/results/gpu_suites.json)."""
+    doc = json.loads(path.read_text())
+    out = []
+    for name in ("libero_spatial", "libero_object", "libero_goal", "libero_10"):
+        entry = doc["suites"][name]
+        walls = " / ".join(f"{w:.1f}" for w in entry["wall_s"])
+        source = f"measured, {walls} s on {entry['card']} ({entry['lease']})"
+        out.append(Suite(name=name, tasks=10, run_s=max(entry["wall_s"]), source=source))
+    return tuple(out)
+
+
+MEASURED_SUITES: tuple[Suite, ...] = measured_suites()
 
 
 def split_tasks(tasks: int, shards: int) -> list[int]:

@@ -171,8 +171,7 @@ class Simulation:
         """A checkpoint completes now: the backlog starts or holds it."""
         ref = CheckpointRef(uri=f"sim://{experiment}/global_step_{step}", experiment=experiment, global_step=step)
         self.records[ref.uri] = CheckpointRecord(experiment=experiment, step=step, saved_s=self.env.now, final=final)
-        if self.backlog.admit(ref).state is State.STARTED:
-            self._start(ref)
+        self.backlog.admit(ref, self._start)
 
     def _start(self, ref: CheckpointRef) -> None:
         self.env.process(self._execution(ref))

@@ -50,6 +50,25 @@ DEFAULT_SUITE = "libero_spatial"
 _STEP_RE = re.compile(r"(?:^|/)(?P<exp>[^/]+)/checkpoints/global_step_(?P<step>\d+)/?$")
 
 
+class PolicyOption(argparse._StoreAction):
+    """``--policy SPEC``, whose help lists every policy kind from the policy registries. The list is read when
+    the help is shown, not when the parser is built: loading the policy plugins takes a few tenths of a second
+    that no other command should pay."""
+
+    @property
+    def help(self) -> str:
+        from eval_runner.policies.factory import policy_kinds
+
+        return (
+            f"the policy to evaluate, SCHEME:TARGET[?key=value&...]: {' | '.join(policy_kinds())} "
+            "(default builtin:demo; the options of each: docs/policies.md)"
+        )
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        pass  # argparse sets it from add_argument(help=...): the property above is the help
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The evaluate options (shared by the entry points), then each env kind's own options in a group."""
     p.add_argument("--request", metavar="VALUE", help="EvalRun JSON: a file path, an s3:// URI, or inline JSON")
@@ -64,7 +83,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--suite",
         metavar="NAME",
         help="libero_spatial (default) | libero_object | libero_goal | libero_10 | libero_90 | robotwin | "
-        "robotwin_<group> | robotwin/<task>",
+        "robotwin_<group> | robotwin/<task>; the brief's spellings work too (LIBERO-Long and libero_long are "
+        "libero_10, LIBERO-Spatial is libero_spatial)",
     )
     p.add_argument("--tasks", metavar="IDS", help="comma-separated task ids, e.g. 0,3,5 (default: all)")
     p.add_argument(
@@ -78,14 +98,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--protocol",
         choices=("oft", "rlinf"),
-        help="episode settings of a reference evaluation: rlinf (default: RLinf v0.3's, as the default baseline, "
+        help="episode settings of a reference evaluation: rlinf (default: RLinf v0.3's, as the paper's baseline, "
         "512/520 steps, 15 settle steps at gripper 0) or oft (OpenVLA-OFT's max steps, 10 settle steps with the "
         "gripper open); both render 256 px",
     )
     p.add_argument("--max-steps", type=int, metavar="N", help="policy steps per episode (default: the protocol's)")
     p.add_argument("--seed", type=int, metavar="S", help="run seed; episode seeds derive from it (default 0)")
     p.add_argument("--run-index", type=int, metavar="K", help="index of this run among the request's runs (default 0)")
-    p.add_argument("--policy", metavar="SPEC", help="builtin:demo (default), builtin:zero, server:ws://..., python:m:f")
+    p.add_argument("--policy", metavar="SPEC", action=PolicyOption)
     p.add_argument("--workers", type=int, metavar="N", help="environment worker processes (default 1)")
     p.add_argument("--out", metavar="FILE", help="result JSON: a local path or s3://bucket/key")
     p.add_argument(

@@ -18,10 +18,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rlinf_bench.checkpoints.named_policies import EXPERT_SETTINGS_FILE
 from rlinf_bench.errors import CheckpointError
 
 #: Where the settings live, relative to the checkpoint root (``…/global_step_<N>``).
-SETTINGS_FILE = "actor/model_state_dict/expert_settings.json"
+SETTINGS_FILE = EXPERT_SETTINGS_FILE
 #: What every such checkpoint says about itself: no learned parameters inside.
 Kind = Literal["scripted expert with simulator access: settings only, not a learned policy"]
 KIND: Kind = "scripted expert with simulator access: settings only, not a learned policy"

@@ -20,6 +20,11 @@ def register(sub: Any) -> None:
     parser = sub.add_parser(
         "probe",
         help=f"run an infrastructure probe ({', '.join(ProbeName)})",
+        description="Measure one property of the training cluster and judge it against its target (the brief's, "
+        "or --target): GPU utilization, NCCL all-reduce bandwidth, storage throughput, checkpoint save/load time, "
+        "training throughput from MLflow, or a simulator canary. Each writes a ProbeResult (pass, fail or "
+        "not_available, with the measured values and units); exit status 0 pass, 1 fail, 3 not available. "
+        "`rlinf-bench probe PROBE --help` lists a probe's options.",
         epilog="example: rlinf-bench probe storage --path /fsx/bench --size 4G --json",
         formatter_class=ExampleFormatter,
     )

@@ -23,6 +23,7 @@ from rlinf_bench.contracts import ProbeName, ProbeResult, ProbeVerdict
 from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, RlinfBenchError, StorageError
+from rlinf_cli.help_format import DefaultsOnceFormatter
 
 #: One module per probe, named after it (infra_probes.<name>): add_arguments, settings_from_args, measure.
 PROBES: dict[str, str] = {name.value: f"infra_probes.{name.value}" for name in ProbeName}
@@ -43,22 +44,35 @@ def add_probe_parsers(sub: Any) -> None:
     for name, module_name in PROBES.items():
         module = importlib.import_module(module_name)
         doc = (module.__doc__ or "").strip().splitlines()[0]
-        parser = sub.add_parser(name, help=doc, description=module.__doc__, formatter_class=_Formatter)
+        parser = sub.add_parser(name, help=doc, description=module.__doc__, formatter_class=DefaultsOnceFormatter)
         add_common(parser)
         module.add_arguments(parser)
         parser.set_defaults(probe=name)
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    pass
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m infra_probes", description=__doc__, formatter_class=_Formatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m infra_probes", description=__doc__, formatter_class=DefaultsOnceFormatter
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="probe", metavar="PROBE", required=True)
     add_probe_parsers(sub)
     return parser
+
+
+def probe_needs(args: argparse.Namespace) -> tuple[str, ...]:
+    """The doctor checks this probe needs at start besides Python and the packages: the GPU only where it
+    measures one (gpu live, nccl over NCCL, checkpoint_io on cuda), MLflow only where it reads it (throughput,
+    gpu from a training run). A storage probe on a CPU box then logs no failed GPU check it never needed."""
+    reads_mlflow = args.probe == "throughput" or bool(
+        getattr(args, "run_id", None) or getattr(args, "experiment", None)
+    )
+    uses_gpu = {
+        "gpu": not reads_mlflow,
+        "nccl": getattr(args, "backend", "") == "nccl",
+        "checkpoint_io": str(getattr(args, "device", "cpu")).startswith("cuda"),
+    }.get(args.probe, False)
+    return (*(["gpu"] if uses_gpu else []), *(["mlflow"] if reads_mlflow else []))
 
 
 def execute(args: argparse.Namespace) -> ProbeResult:
@@ -128,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
     from rlinf_doctor.preflight import probe_preflight, with_report
 
     callback = TaskCallback.from_env()  # set when the state machine started this Job
-    doctor, failed = probe_preflight(args.probe, getattr(args, "tracking_uri", None), getattr(args, "experiment", None))
+    doctor, failed = probe_preflight(
+        args.probe, getattr(args, "tracking_uri", None), getattr(args, "experiment", None), needs=probe_needs(args)
+    )
     # Progress on stderr from the rank that reports (every process of a single-process probe).
     progress = ProbeProgress(args.probe, enabled=os.environ.get("RANK", "0") == "0")
     with callback.heartbeats() if callback is not None else contextlib.nullcontext(), progress:

@@ -3,27 +3,46 @@
 Two kinds of item, beside Powertools' ``checkpoint_router.start#…`` records (which carry an ``expiration``;
 these do not, so the table's TTL leaves them):
 
-- ``backlog#ckpt#<checkpoint uri>``: state (held | started | superseded | finished), reason, step, the ref;
-- ``backlog#exp#<experiment>``: ``taken`` (running slots) and ``held`` (a string set of held URIs).
+- ``backlog#ckpt#<checkpoint uri>``: state (held | starting | started | superseded | finished | backfilled),
+  reason, step, the ref;
+- ``backlog#run#<run>``: ``held`` and ``running`` (string sets of checkpoint URIs) of one training run, known
+  by its whole identity (``s3://bucket/alice/ppo/checkpoints``, rlinf_bench.intake.backlog.run_of).
 
-Every write is conditional and a state change moves the held set in the same transaction, so two
-containers (or a redelivered end event) can never start and supersede the same checkpoint.
+Every write is conditional, and a state change moves the checkpoint between its run's sets in the same
+transaction (taking a running slot only while fewer than the limit are running), so two containers (or a
+redelivered end event) can never start and supersede the same checkpoint, and a slot is freed exactly when
+its checkpoint leaves ``starting``/``started``. Decisions recorded per experiment name
+(``backlog#exp#…``, before runs were known by their whole prefix) are not read: ``backfill --superseded``
+evaluates checkpoints such a table still holds.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rlinf_bench.intake.backlog import Entry, State
+from rlinf_bench.intake.backlog import RUNNING, Entry, State, run_of
 
 CKPT = "backlog#ckpt#"
-EXP = "backlog#exp#"
+RUN = "backlog#run#"
 _NAMES = {"#s": "state", "#r": "reason"}
 
 
 def _failed(exc: Exception) -> bool:
-    code = str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
-    return code in ("ConditionalCheckFailedException", "TransactionCanceledException")
+    """Whether ``exc`` says a condition did not hold (an answer), not that the write could not be tried."""
+    response = getattr(exc, "response", None) or {}
+    code = str(response.get("Error", {}).get("Code", ""))
+    if code == "ConditionalCheckFailedException":
+        return True
+    if code != "TransactionCanceledException":
+        return False
+    # A transaction cancelled by a conflicting one or by throttling is no answer: it raises, and is retried.
+    reasons = [str(r.get("Code")) for r in response.get("CancellationReasons") or []]
+    return all(r in ("None", "ConditionalCheckFailed") for r in reasons)
+
+
+def _set_of(state: State) -> str:
+    """Which set of its run a checkpoint in ``state`` belongs to ('' for none)."""
+    return "held" if state is State.HELD else "running" if state in RUNNING else ""
 
 
 class DynamoBacklogStore:
@@ -55,15 +74,21 @@ class DynamoBacklogStore:
             checkpoint_json=item["checkpoint_json"]["S"],
         )
 
-    def _held_update(self, entry_uri: str, experiment: str, verb: str) -> dict[str, Any]:
-        return {
-            "Update": {
-                "TableName": self.table,
-                "Key": {"id": {"S": EXP + experiment}},
-                "UpdateExpression": f"{verb} held :u",
-                "ExpressionAttributeValues": {":u": {"SS": [entry_uri]}},
-            }
+    def _move(self, uri: str, leave: str, enter: str, limit: int) -> list[dict[str, Any]]:
+        """The update of the run's sets that moves ``uri`` from set ``leave`` to ``enter`` ('' for none)."""
+        if leave == enter:
+            return []
+        clauses = ([f"ADD {enter} :u"] if enter else []) + ([f"DELETE {leave} :u"] if leave else [])
+        update: dict[str, Any] = {
+            "TableName": self.table,
+            "Key": {"id": {"S": RUN + run_of(uri)}},
+            "UpdateExpression": " ".join(clauses),
+            "ExpressionAttributeValues": {":u": {"SS": [uri]}},
         }
+        if enter == "running" and limit:
+            update["ConditionExpression"] = "attribute_not_exists(running) OR size(running) < :limit"
+            update["ExpressionAttributeValues"][":limit"] = {"N": str(limit)}
+        return [{"Update": update}]
 
     def create(self, entry: Entry) -> bool:
         put = {
@@ -73,17 +98,13 @@ class DynamoBacklogStore:
                 "ConditionExpression": "attribute_not_exists(id)",
             }
         }
-        items = [put] + ([self._held_update(entry.uri, entry.experiment, "ADD")] if entry.state is State.HELD else [])
-        return self._transact(items)
+        return self._transact([put, *self._move(entry.uri, "", _set_of(entry.state), 0)])
 
     def get(self, uri: str) -> Entry | None:
         item = self.db.get_item(TableName=self.table, Key={"id": {"S": CKPT + uri}}, ConsistentRead=True).get("Item")
         return self._entry(item) if item else None
 
-    def transition(self, uri: str, old: State, new: State, reason: str) -> bool:
-        entry = self.get(uri)
-        if entry is None:
-            return False
+    def transition(self, uri: str, old: State, new: State, reason: str, *, limit: int = 0) -> bool:
         update = {
             "Update": {
                 "TableName": self.table,
@@ -94,49 +115,22 @@ class DynamoBacklogStore:
                 "ExpressionAttributeValues": {
                     ":new": {"S": new.value},
                     ":old": {"S": old.value},
-                    ":reason": {"S": reason},
+                    ":reason": {"S": reason or "-"},
                 },
             }
         }
-        items = [update] + ([self._held_update(uri, entry.experiment, "DELETE")] if old is State.HELD else [])
-        return self._transact(items)
+        return self._transact([update, *self._move(uri, _set_of(old), _set_of(new), limit)])
 
-    def claim_slot(self, experiment: str, limit: int) -> bool:
-        kwargs: dict[str, Any] = {
-            "TableName": self.table,
-            "Key": {"id": {"S": EXP + experiment}},
-            "UpdateExpression": "ADD taken :one",
-            "ExpressionAttributeValues": {":one": {"N": "1"}},
-        }
-        if limit:
-            kwargs["ConditionExpression"] = "attribute_not_exists(taken) OR taken < :limit"
-            kwargs["ExpressionAttributeValues"][":limit"] = {"N": str(limit)}
-        try:
-            self.db.update_item(**kwargs)
-        except Exception as exc:
-            if _failed(exc):
-                return False
-            raise
-        return True
+    def _members(self, run: str, name: str) -> list[Entry]:
+        item = self.db.get_item(TableName=self.table, Key={"id": {"S": RUN + run}}, ConsistentRead=True)
+        uris = item.get("Item", {}).get(name, {}).get("SS", [])
+        return [e for e in (self.get(uri) for uri in sorted(uris)) if e is not None]
 
-    def free_slot(self, experiment: str) -> None:
-        try:
-            self.db.update_item(
-                TableName=self.table,
-                Key={"id": {"S": EXP + experiment}},
-                UpdateExpression="ADD taken :minus",
-                ConditionExpression="taken > :zero",
-                ExpressionAttributeValues={":minus": {"N": "-1"}, ":zero": {"N": "0"}},
-            )
-        except Exception as exc:
-            if not _failed(exc):
-                raise
+    def held(self, run: str) -> list[Entry]:
+        return [e for e in self._members(run, "held") if e.state is State.HELD]
 
-    def held(self, experiment: str) -> list[Entry]:
-        item = self.db.get_item(TableName=self.table, Key={"id": {"S": EXP + experiment}}, ConsistentRead=True)
-        uris = item.get("Item", {}).get("held", {}).get("SS", [])
-        found = [self.get(uri) for uri in uris]
-        return [e for e in found if e is not None and e.state is State.HELD]
+    def running(self, run: str) -> list[Entry]:
+        return [e for e in self._members(run, "running") if e.state in RUNNING]
 
     def entries(self) -> list[Entry]:
         """Every checkpoint the backlog decided on (a scan: for ``status``, not the hot path)."""

@@ -13,7 +13,10 @@ from typing import Any
 
 from rlinf_aws.execution_names import execution_name
 from rlinf_bench.contracts.request import EvalRequest
-from rlinf_bench.errors import ConfigError
+from rlinf_bench.errors import ConfigError, InvalidRequestError
+
+#: Step Functions' answers that no retry changes: the name or the input itself is refused.
+REFUSED_REQUEST = ("InvalidName", "InvalidExecutionInput", "ValidationException")
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,10 @@ class ExecutionStarter:
         except Exception as exc:
             if _error_code(exc) == "ExecutionAlreadyExists":
                 return StartResult(name, execution_arn(self.state_machine_arn, name), already_started=True)
+            if _error_code(exc) in REFUSED_REQUEST:  # the same answer on every try: refused at first sight
+                raise InvalidRequestError(
+                    f"Step Functions refused execution {name[:80]!r} ({_error_code(exc)}): {str(exc)[:300]}"
+                ) from exc
             if _error_code(exc) in ("StateMachineDoesNotExist", "StateMachineDeleting"):
                 raise ConfigError(
                     f"state machine {self.state_machine_arn} does not exist; deploy it or fix STATE_MACHINE_ARN"

@@ -81,8 +81,9 @@ def _report(env: Mapping[str, str], send_failure: Callable[[str, str], None] | N
     try:
         (send_failure or _sender(token))(error[:256], cause[:32768])
     except Exception as exc:  # the heartbeat timeout is the last resort; say why it will be needed
-        log.error("could not report the failure to the state machine: %s: %s", type(exc).__name__, exc)
-        print(f"could not report the failure to the state machine: {type(exc).__name__}: {exc}", file=sys.stderr)
+        why = f"{type(exc).__name__}: {str(exc).replace(token, '<redacted>')}"  # an SDK error may quote the token
+        log.error("could not report the failure to the state machine: %s", why)
+        print(f"could not report the failure to the state machine: {why}", file=sys.stderr)
 
 
 def _final_callback_sent() -> bool:

@@ -1,9 +1,10 @@
 """The one link of a summary message: something a person can open.
 
 On AWS the report lives in S3, and an ``s3://`` URI opens nothing in a mail client or in Slack: the link
-is a presigned HTTPS URL of the site's ``report.html`` (one self-contained page: inline CSS, the plot
-as a data URI, so no other object needs a signature). In the embedded default it is the local
-``report.html`` the run leaves in its output folder (``REPORT_HTML``).
+is a presigned HTTPS URL of the site's entry page ``report.html`` (the whole report on one self-contained
+page: inline CSS, the plot as a data URI, so no other object needs a signature; its drill-down links to the
+checkpoint pages open where the site folder is served or copied, e.g. ``aws s3 sync``). In the embedded
+default it is the local ``report.html`` the run leaves in its output folder (``REPORT_HTML``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 from typing import Any
 
 from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.contracts.layout import ENTRY_PAGE
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 
 __all__ = ["PRESIGN_EXPIRES_S", "report_url"]
@@ -21,11 +23,12 @@ log = logging.getLogger(__name__)
 #: SigV4's longest validity (7 days). A URL signed with a Lambda role's session credentials stops working
 #: when that session ends (hours): the message says where the report is stored either way.
 PRESIGN_EXPIRES_S = 7 * 24 * 3600
-_PAGE = "report.html"
+_PAGE = ENTRY_PAGE
 
 
 def _page_of(site: str) -> str:
-    """The single page next to the site's index (``.../site/index.html`` -> ``.../site/report.html``)."""
+    """The site's entry page (``.../site/report.html``; a report stored before it was the entry page names
+    ``.../site/index.html``, whose neighbour it is)."""
     base = site.rsplit("/", 1)[0] if site.endswith(".html") else site.rstrip("/")
     return f"{base}/{_PAGE}"
 

@@ -27,15 +27,18 @@ from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import D
 from rlinf_aws.backlog_store import DynamoBacklogStore
 from rlinf_aws.execution_names import matrix_digest
 from rlinf_aws.execution_starter import ExecutionStarter, verify_table
+from rlinf_aws.lambda_settings import env_number
 from rlinf_bench.checkpoints.completeness import Clock, S3Lister, utc_now
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.errors import CheckpointNotReadyError, ConfigError
 from rlinf_bench.intake.backlog import Backlog
-from rlinf_bench.intake.config import IntakeConfig, load_intake_config
+from rlinf_bench.intake.config import MAX_AGE_LIMIT_S, MAX_QUIET_PERIOD_S, IntakeConfig, load_intake_config
 from rlinf_bench.intake.router import DeadLetterSink, Outcome, RecordResult, Router, SqsDeadLetters, StartOnce
 
 ClientFactory = Callable[[str], Any]  # service name -> boto3 client
+#: Step Functions keeps an execution's name 90 days: remembering a start longer buys nothing.
+MAX_IDEMPOTENCY_EXPIRY_S = 90 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -61,24 +64,15 @@ class RouterSettings:
                 "set them in template.yaml (the stack does) or in your shell"
             )
 
-        def number(name: str) -> float | None:
-            raw = env.get(name, "")
-            if not raw:
-                return None
-            try:
-                return float(raw)
-            except ValueError as exc:
-                raise ConfigError(f"{name}={raw!r} is not a number of seconds") from exc
-
-        expiry = number("IDEMPOTENCY_EXPIRY_S")
+        expiry = env_number(env, "IDEMPOTENCY_EXPIRY_S", low=60, high=MAX_IDEMPOTENCY_EXPIRY_S, whole=True)
         return cls(
             state_machine_arn=env["STATE_MACHINE_ARN"],
             idempotency_table=env["IDEMPOTENCY_TABLE"],
             dead_letter_queue_url=env["DEAD_LETTER_QUEUE_URL"],
             intake_config=env.get("INTAKE_CONFIG", ""),
-            quiet_period_s=number("QUIET_PERIOD_S"),
-            max_age_s=number("MAX_AGE_S"),
-            idempotency_expiry_s=int(expiry) if expiry else 7 * 24 * 3600,
+            quiet_period_s=env_number(env, "QUIET_PERIOD_S", low=0, high=MAX_QUIET_PERIOD_S),
+            max_age_s=env_number(env, "MAX_AGE_S", low=1, high=MAX_AGE_LIMIT_S),
+            idempotency_expiry_s=int(expiry) if expiry is not None else 7 * 24 * 3600,
         )
 
 

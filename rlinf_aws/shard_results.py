@@ -6,7 +6,9 @@ finds each shard's outcome by its result file. The shards' RunResults are checke
 the shard's own tasks, settings shared by all shards) and merged (:func:`rlinf_bench.stats.shards.merge_shards`)
 into the run's own file, ``<suite>/run<k>.json``, where an unsharded run writes it; the run then goes
 through the same checks as any other. A shard whose Job failed, whose file is unusable or that never
-reported makes the run INCOMPLETE with its tasks named, and adds its own failure line.
+reported makes the run INCOMPLETE with its tasks named, and adds its own failure line; so does a shard that
+says it is complete but lacks some of its tasks. Shards whose settings differ are judged against the settings
+most of the run's shards share; when no settings have a majority, none is trusted and each is named.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from rlinf_bench.contracts.workflow import OutcomeStatus, RunOutcome
 from rlinf_bench.document_store import Storage
 from rlinf_bench.sharding import RunShard, expand_shards
 from rlinf_bench.stats.aggregate import settings_difference
-from rlinf_bench.stats.shards import ShardPart, merge_shards
+from rlinf_bench.stats.shards import ShardPart, false_complete, merge_shards
 
 __all__ = ["merge_shard_outcomes"]
 
@@ -40,16 +42,40 @@ def _part(request: EvalRequest, shard: RunShard, outcome: RunOutcome | None, sto
     return ShardPart(shard.label, tasks, uri, result=got.result)
 
 
+def _settings_differ(a: ShardPart, b: ShardPart) -> str | None:
+    assert a.result is not None and b.result is not None
+    # Shards hold different tasks by design: compare everything else (checkpoint, policy, steps...).
+    return settings_difference(a.result.with_tasks([]), b.result.with_tasks([]))
+
+
 def _odd_shards(parts: list[ShardPart]) -> list[ShardPart]:
-    """Shards whose settings differ from the first usable shard's lose their result (named why)."""
-    ref = next((p for p in parts if p.result is not None), None)
+    """Shards whose settings differ from those most of the run's usable shards share lose their result, named
+    against a shard of that majority; with no majority (a tie), every usable shard loses it: a good shard is
+    never blamed for an odd one's settings, nor an odd one kept because it came first."""
+    classes: list[list[ShardPart]] = []
+    for p in (p for p in parts if p.result is not None):
+        home = next((c for c in classes if _settings_differ(c[0], p) is None), None)
+        if home is None:
+            classes.append([p])
+        else:
+            home.append(p)
+    if len(classes) < 2:
+        return parts
+    classes.sort(key=len, reverse=True)
+    majority = classes[0] if len(classes[0]) > len(classes[1]) else None
     out: list[ShardPart] = []
     for p in parts:
-        diff = None
-        if ref is not None and ref.result is not None and p.result is not None and p is not ref:
-            # Shards hold different tasks by design: compare everything else (checkpoint, policy, steps...).
-            diff = settings_difference(ref.result.with_tasks([]), p.result.with_tasks([]))
-        out.append(ShardPart(p.label, p.task_ids, p.source, missing=f"result {p.source}: {diff}") if diff else p)
+        if p.result is None or (majority is not None and any(p is q for q in majority)):
+            out.append(p)
+            continue
+        if majority is not None:
+            ref = majority[0]
+            why = f"does not match {ref.label} (the settings {len(majority)} of the run's shards share)"
+        else:
+            ref = next(c[0] for c in classes if not any(p is q for q in c))
+            why = f"and {ref.label} disagree, and no settings are shared by most of the run's shards"
+        missing = f"result {p.source} {why}: {_settings_differ(ref, p)}"
+        out.append(ShardPart(p.label, p.task_ids, p.source, missing=missing))
     return out
 
 
@@ -57,7 +83,7 @@ def _merged_outcome(
     request: EvalRequest, shards: Sequence[RunShard], outcomes: dict[str, RunOutcome], storage: Storage
 ) -> tuple[RunOutcome, list[str]]:
     parts = _odd_shards([_part(request, s, outcomes.get(s.run.output_uri or ""), storage) for s in shards])
-    lines = [f"{p.label}: {p.missing}" for p in parts if p.missing]
+    lines = [f"{p.label}: {p.missing}" for p in parts if p.missing] + [w for p in parts if (w := false_complete(p))]
     first = shards[0]
     run = first.run
     merged = merge_shards(parts)

@@ -1,9 +1,12 @@
 """The Slack notifier: SNS message -> Block Kit payload -> the incoming webhook from Secrets Manager.
 
 The webhook URL is a secret (it lets anyone post to the channel), so it is read from Secrets Manager at
-run time and never put in the environment or a log. A missing or empty secret means Slack is not set
-up: that is logged and the message is dropped on purpose (email still went out through SNS). A webhook
-that fails is retried; then the error is raised, so Lambda's own retries and then the DLQ keep the message.
+run time and never put in the environment or a log: it is masked (:func:`rlinf_bench.redaction.mask`)
+before use, so no error or log line shows it, and a secret that is not an http(s) URL is refused by its
+length alone, never handed to urllib (whose error would quote it). A missing or empty secret means Slack
+is not set up: that is logged and the message is dropped on purpose (email still went out through SNS). A
+webhook that fails is retried; then the error is raised, so Lambda's own retries and then the DLQ keep the
+message.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlinf_bench.errors import RlinfBenchError
+from rlinf_bench.redaction import mask
 from rlinf_bench.retry import RetryPolicy, call_with_retry
 
 log = logging.getLogger(__name__)
@@ -58,6 +63,20 @@ def post_webhook(url: str, payload: dict[str, Any], *, timeout_s: float = 10.0) 
         raise _HttpError(exc.code, exc.read().decode(errors="replace")) from exc
 
 
+def _check_webhook(url: str) -> None:
+    """Refuse a webhook secret that is not an http(s) URL with a host, without showing any of it."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        ok = parts.scheme in ("https", "http") and bool(parts.hostname) and not any(c.isspace() for c in url.strip())
+    except ValueError:
+        ok = False
+    if not ok:
+        raise SlackDeliveryError(
+            f"the Slack webhook secret is not an https:// URL ({len(url)} characters, not shown): store the "
+            "channel's incoming-webhook URL (an https address on hooks.slack.com) as the secret's plain-text value"
+        )
+
+
 def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, _HttpError):
         return exc.status == 429 or exc.status >= 500
@@ -75,6 +94,8 @@ def deliver(
     if not webhook_url.strip():
         log.warning("Slack not configured (the webhook secret is missing or empty); message not posted")
         return False
+    mask(webhook_url)
+    _check_webhook(webhook_url)
 
     def give_up(exc: BaseException, attempts: int) -> BaseException:
         return SlackDeliveryError(f"Slack webhook failed after {attempts} attempts: {exc}")

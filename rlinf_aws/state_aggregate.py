@@ -118,6 +118,7 @@ def aggregate(
 
     report = aggregate_checkpoint(runs, runs_expected=request.runs)
     report.request_id = request.request_id
+    report.origin = request.origin  # a verdict's fix names the lever of whoever started the request
     report.probes = probes
     report.infra = infra_checks(probes)
     history, notes = _apply_verdicts(report, request, mlflow, experiment)
@@ -180,9 +181,13 @@ def _store_report(
     baselines = get_baselines([b for b in request.baselines if b not in REFERENCE_BASELINES])
     from rlinf_bench.reporting.site import upload_site  # issue 14: the browsable site, linked from MLflow/Slack
 
-    report.links["report_site"] = upload_site(report, history, join(prefix, "site"), storage, baselines=baselines)
+    report.links["report_site"] = upload_site(
+        report, history, join(prefix, "site"), storage, baselines=baselines, results_root=root
+    )
     with tempfile.TemporaryDirectory(prefix="rlinf-bench-report-") as tmp:
-        files = write_local_artifacts(report, Path(tmp), history=history, baselines=baselines)
+        files = write_local_artifacts(
+            report, Path(tmp), history=history, baselines=baselines
+        )  # no videos: not published here
         report.links["report_json"] = join(prefix, files.report_json.name)
         report.save(files.report_json)
         for path in (files.report_json, files.markdown, files.plot_png):

@@ -96,8 +96,9 @@ def explain_run_failure(inp: RunFailureInput, submitter_factory: Callable[[], Su
     )
 
 
-def notify_failure(inp: FailureNotifyInput, *, sns: Any, topic_arn: str) -> FailureNotice:
-    """Send the failure notice for an execution that stops without a verdict."""
+def notify_failure(inp: FailureNotifyInput, *, sns: Any, topic_arn: str, rerun: str = "") -> FailureNotice:
+    """Send the failure notice for an execution that stops without a verdict; ``rerun``: the command it tells
+    people to run once the cause is fixed (default: the deployed stack's ``rlinf-bench trigger --rerun``)."""
     request = inp.request
     what = (
         f"{request.checkpoint.experiment} global_step {request.checkpoint.global_step} ({request.checkpoint.uri})"
@@ -108,7 +109,7 @@ def notify_failure(inp: FailureNotifyInput, *, sns: Any, topic_arn: str) -> Fail
     reason = f"{inp.error.error or 'Error'}{stage}: {cause_text(inp.error) or 'no cause given'}"
     details = [f"execution: {inp.execution}"] if inp.execution else []
     history = f"the execution history of {inp.execution}" if inp.execution else "the execution history"
-    note = failure_notification(what, reason, details=details, rest_in=history)
+    note = failure_notification(what, reason, details=details, rest_in=history, rerun=rerun)
     if not topic_arn:
         raise RlinfBenchError(f"cannot send the failure notice ({reason}): RESULTS_TOPIC_ARN is not set")
     message_id = send(note, sns=sns, topic_arn=topic_arn)

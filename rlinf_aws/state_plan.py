@@ -44,8 +44,13 @@ def resolve_request(request: EvalRequest, settings: PipelineSettings) -> EvalReq
 
 def validate_for_workflow(request: EvalRequest) -> None:
     """The core's request checks (:func:`rlinf_bench.request_checks.validate_request`), plus what only the
-    workflow needs: a place for the results."""
+    workflow needs: a suite to evaluate the checkpoint on, and a place for the results."""
     validate_request(request)
+    if not request.suites:
+        raise InvalidRequestError(
+            "suites is empty: a checkpoint's evaluation needs at least one suite (e.g. [libero_spatial]); "
+            "probes alone run with `rlinf-bench probe`"
+        )
     if not request.output_prefix:
         raise InvalidRequestError("output_prefix: results need a place; set `output_prefix` or RESULTS_PREFIX")
 

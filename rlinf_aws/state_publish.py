@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 from rlinf_aws.report_link import report_url
 from rlinf_aws.sent_summaries import SentSummaries, summary_key
 from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.contracts.layout import ENTRY_PAGE, REPORT_JSON, report_prefix
 from rlinf_bench.contracts.workflow import AggregateResult, PublishResult
-from rlinf_bench.document_store import Storage
+from rlinf_bench.document_store import Storage, join
+from rlinf_bench.redaction import redact
 from rlinf_bench.reporting.messages import Notification, sns_message, summary_notification
 
 if TYPE_CHECKING:
@@ -30,9 +32,18 @@ __all__ = ["publish", "publish_to_mlflow", "send"]
 
 
 def publish_to_mlflow(
-    report: CheckpointReport, report_uri: str, *, client: MlflowClient, experiment: str, storage: Storage
+    report: CheckpointReport,
+    report_uri: str,
+    *,
+    client: MlflowClient,
+    experiment: str,
+    storage: Storage,
+    results_root: str | None,
 ) -> str:
-    """Publish the stored report files as they are (no second rendering); returns the parent run id."""
+    """Publish the stored report files as they are (no second rendering); returns the parent run id. The
+    videos are read from inside each run's folder under ``results_root`` (the request's), whatever the stored
+    report names (None, for an input without it: the folder each run's result was read from)."""
+    from rlinf_bench.reporting.episode_files import StoredRunFiles
     from rlinf_tracking.mlflow_publish import LocalArtifacts, MlflowPublisher
     from rlinf_tracking.mlflow_videos import stage_videos
 
@@ -42,11 +53,19 @@ def publish_to_mlflow(
         for name in ("checkpoint_report.json", "report.md", "sr_vs_step.png"):
             paths[name] = Path(tmp) / name
             paths[name].write_bytes(storage.read_bytes(f"{prefix}/{name}"))
-        videos = stage_videos(report, Path(tmp), storage.read_bytes)  # the recorded MP4s, from the results store
+        videos = stage_videos(report, Path(tmp), StoredRunFiles(storage, results_root=results_root))
         artifacts = LocalArtifacts(
             paths["checkpoint_report.json"], paths["report.md"], paths["sr_vs_step.png"], videos=videos
         )
         return MlflowPublisher(client, experiment=experiment).publish(report, artifacts)
+
+
+def _results_root(inp: AggregateResult) -> str | None:
+    """The checkpoint's results root from the state input (never from the stored report)."""
+    if inp.result_root:
+        return inp.result_root
+    tail = f"/report/{REPORT_JSON}"
+    return inp.report_uri[: -len(tail)] if inp.report_uri.endswith(tail) else None
 
 
 def send(note: Notification, *, sns: Any, topic_arn: str) -> str:
@@ -74,16 +93,27 @@ def publish(
     content is not sent again: ``already_sent`` says when it went out.
     """
     report = CheckpointReport.read(inp.report_uri, storage=storage)
+    root = _results_root(inp)
+    if root is not None and report.links.get("report_site"):
+        # The page to sign is where the aggregator put it, from the request: the stored report is data.
+        report.links["report_site"] = join(report_prefix(root), "site", ENTRY_PAGE)
     run_id: str | None = None
     mlflow_error = ""
     if mlflow is None:
         mlflow_error = "no MLflow tracking URI configured (set MLFLOW_TRACKING_URI)"
     else:
         try:
-            run_id = publish_to_mlflow(report, inp.report_uri, client=mlflow(), experiment=experiment, storage=storage)
+            run_id = publish_to_mlflow(
+                report,
+                inp.report_uri,
+                client=mlflow(),
+                experiment=experiment,
+                storage=storage,
+                results_root=root,
+            )
         except Exception as exc:  # any MLflow failure must still let the email and Slack message out
             log.exception("MLflow publish failed")
-            mlflow_error = f"{type(exc).__name__}: {exc}"
+            mlflow_error = redact(f"{type(exc).__name__}: {exc}")  # it goes into the message and the log
     if run_id:
         report.links["mlflow_run"] = run_id
         storage.write_text(inp.report_uri, report.to_json())

@@ -21,6 +21,7 @@ from typing import Any
 
 from rlinf_bench.contracts.results import RunResult
 from rlinf_bench.contracts.workflow import JobCallback
+from rlinf_bench.redaction import mask
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ class TaskCallback:
         token = env.get(TOKEN_ENV, "")
         if not token:
             return None
+        mask(token)  # whatever echoes it later (an SDK error, a log line) shows <redacted>
         try:
             heartbeat = float(env.get(HEARTBEAT_ENV, "") or 1800.0)
         except ValueError:

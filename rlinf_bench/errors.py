@@ -6,6 +6,8 @@ types (never match on message text) to decide between retry, dead-letter and fai
 
 from __future__ import annotations
 
+from rlinf_bench.redaction import redact
+
 __all__ = [
     "CheckpointError",
     "CheckpointNotReadyError",
@@ -17,6 +19,7 @@ __all__ = [
     "JobNotFoundError",
     "JobSpecError",
     "KubernetesError",
+    "NamedFileRefusedError",
     "PolicyError",
     "PolicyServerUnreachableError",
     "ProbeError",
@@ -36,7 +39,14 @@ __all__ = [
 
 
 class RlinfBenchError(Exception):
-    """Base class of every error raised on purpose by rlinf-bench."""
+    """Base class of every error raised on purpose by rlinf-bench.
+
+    Its message is redacted where it is made (:func:`rlinf_bench.redaction.redact`): no webhook, task token
+    or AWS credential reaches a log, the execution history or a notification through an error of ours.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(RlinfBenchError):
@@ -93,6 +103,11 @@ class CheckpointNotReadyError(CheckpointError):
 
 class StorageError(RlinfBenchError):
     """A stored document (local file or S3 object) cannot be read or written."""
+
+
+class NamedFileRefusedError(StorageError):
+    """A file named by data (a result's video) was not read: outside its run's folder, a link, not an allowed
+    media type by content, or too big (:mod:`rlinf_bench.named_files`); the message says which."""
 
 
 class InvalidEventError(RlinfBenchError):

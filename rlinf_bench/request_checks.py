@@ -12,7 +12,7 @@ from rlinf_bench.baselines import get_baselines
 from rlinf_bench.contracts.probes import EVAL_IMAGE_PROBES, ProbeName, missing_probe_args
 from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, EvalRun, ProbeSpec
 from rlinf_bench.errors import ConfigError, InvalidRequestError
-from rlinf_bench.robotwin import is_robotwin_suite
+from rlinf_bench.robotwin import MAX_RUN_SEED, SEED_STRIDE, is_robotwin_suite
 from rlinf_bench.suites import SuiteSpec, get_suite, resolve_task_ids
 
 __all__ = ["JOB_SET_PROBE_ARGS", "check_probe", "check_run", "check_suite", "image_for_suite", "validate_request"]
@@ -97,10 +97,24 @@ def _check_timeouts(request: EvalRequest) -> None:
         )
 
 
+def _check_seeds(request: EvalRequest) -> None:
+    if not any(is_robotwin_suite(s.name) for s in request.suites):
+        return  # LIBERO seeds with the run seed itself: the contract's 0 to 2**32 - 1 is its range
+    high = [seed for seed in request.seeds[: request.runs] if seed > MAX_RUN_SEED]
+    if high:
+        raise InvalidRequestError(
+            f"seeds: {high} too large for RoboTwin, whose episodes of run seed s use seeds from "
+            f"{SEED_STRIDE} x (1 + s) up, within the simulator's 0 to 2**32 - 1: use seeds from 0 to {MAX_RUN_SEED}"
+        )
+
+
 def validate_request(request: EvalRequest) -> None:
     """Raise naming the field and the fix for anything in ``request`` that no Job could run."""
+    if not request.suites and not request.probes:
+        raise InvalidRequestError("suites and probes are both empty: nothing to run; name at least one suite")
     for i, suite in enumerate(request.suites):
         check_suite(suite.name, suite.tasks, request.trials_per_task, where=f"suites[{i}]")
+    _check_seeds(request)
     _check_images(request)
     names = [p.name for p in request.probes]
     twice = sorted({str(n) for n in names if names.count(n) > 1})

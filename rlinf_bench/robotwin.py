@@ -20,6 +20,7 @@ from rlinf_bench.registry import Registry
 
 __all__ = [
     "GROUP_ORDER",
+    "MAX_RUN_SEED",
     "OFFICIAL_EPISODES_PER_TASK",
     "SEED_STRIDE",
     "SUITE_PREFIX",
@@ -43,6 +44,9 @@ GROUP_ORDER = ("short", "medium", "long", "extra_long")
 OFFICIAL_EPISODES_PER_TASK = 100
 #: Official seeds: run ``s`` starts at ``SEED_STRIDE * (1 + s)`` (upstream ``script/eval_policy.py``).
 SEED_STRIDE = 100_000
+#: The largest run seed whose episode seeds (``SEED_STRIDE * (1 + s)`` and the walk above it, within one stride)
+#: stay within the simulator's seeding range, 0 to 2**32 - 1.
+MAX_RUN_SEED = 2**32 // SEED_STRIDE - 2
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from pathlib import Path
 from types import ModuleType
 
 from rlinf_bench import robotwin
+from rlinf_bench.contracts.suite_names import SUITE_ALIASES, canonical_suite_name
 from rlinf_bench.errors import ConfigError, SimulatorError, UnknownSuiteError
-from rlinf_bench.registry import Registry
+from rlinf_bench.registry import Registry, unknown_name
 
 __all__ = [
     "DEFAULT_SETTLE_STEPS",
@@ -110,10 +111,17 @@ def suite_names() -> list[str]:
 
 
 def get_suite(name: str) -> SuiteSpec:
-    """The suite called ``name``; :class:`UnknownSuiteError` lists the valid names and the closest match."""
-    if name.startswith(f"{robotwin.SUITE_PREFIX}/"):
-        return _robotwin_spec(name)  # one task of the runtime's 50
-    return SUITES.get(name)
+    """The suite called ``name`` or one of its spellings ("LIBERO-Long", "libero_long": libero_10, see
+    :mod:`rlinf_bench.contracts.suite_names`); :class:`UnknownSuiteError` lists the valid names and the closest."""
+    suite = canonical_suite_name(name)
+    if suite.startswith(f"{robotwin.SUITE_PREFIX}/"):
+        return _robotwin_spec(suite)  # one task of the runtime's 50
+    if suite not in SUITES:
+        # The brief's LIBERO spellings are listed (and suggested) too: "libero_lnog" -> libero_long, not libero_goal.
+        valid = SUITES.names() + [alias for alias in SUITE_ALIASES if alias.startswith("libero")]
+        where = name if name != suite else ""
+        raise unknown_name(SUITES.kind, suite, valid, error=UnknownSuiteError, context=where, also=SUITES.also)
+    return SUITES.get(suite)
 
 
 def resolve_task_ids(suite: SuiteSpec, task_ids: list[int] | None) -> list[int]:

@@ -7,7 +7,7 @@ import argparse
 import re
 from typing import Any
 
-__all__ = ["ExampleFormatter", "plain_help", "readable_help"]
+__all__ = ["DefaultsOnceFormatter", "ExampleFormatter", "plain_help", "readable_help"]
 
 # :mod:`x`, :func:`~a.b`, :class:`x` -> x;  ``x`` -> x.
 _ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
@@ -37,6 +37,17 @@ class ExampleFormatter(_Readable):
         if text.startswith("example"):
             return "\n".join(indent + line for line in plain_help(text).splitlines())
         return super()._fill_text(text, width, indent)
+
+
+class DefaultsOnceFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Adds ``(default: X)`` to an option's help only where the help does not state its default already, and
+    never for an unset default (None, False): each default is printed once."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or action.default is None or action.default is False:
+            return text
+        return super()._get_help_string(action) or text
 
 
 def readable_help(parser: argparse.ArgumentParser) -> None:

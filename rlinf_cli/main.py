@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import EntryPoint, entry_points
@@ -19,6 +20,7 @@ from typing import Any
 
 from rlinf_bench import __version__
 from rlinf_bench.errors import RlinfBenchError
+from rlinf_bench.log_safety import terminal_log_handler
 from rlinf_bench.reporting.text_safety import plain
 from rlinf_cli.help_format import readable_help
 from rlinf_cli.output import error_line
@@ -27,6 +29,7 @@ from rlinf_cli.output import error_line
 COMMAND_MODULES: list[str] = [
     "rlinf_cli.schemas_command",  # schemas
     "rlinf_cli.compare_command",  # compare
+    "rlinf_cli.baselines_command",  # baselines
     "rlinf_cli.report_command",  # report
     "rlinf_cli.trigger_command",  # trigger
     "rlinf_cli.backfill_command",  # backfill
@@ -38,13 +41,14 @@ COMMAND_MODULES: list[str] = [
 #: Entry-point group through which other installed packages add subcommands: ``name = "module:register"``.
 COMMAND_GROUP = "rlinf_bench.commands"
 
-#: Commands in the order a user meets them (demo, pipeline, evaluate, compare, report, probe, trigger,
-#: backfill, watch, status); any other registered command follows in registration order.
+#: Commands in the order a user meets them (demo, pipeline, evaluate, compare, baselines, report, probe,
+#: trigger, backfill, watch, status); any other registered command follows in registration order.
 FLOW_ORDER: tuple[str, ...] = (
     "demo",
     "pipeline",
     "evaluate",
     "compare",
+    "baselines",
     "report",
     "probe",
     "trigger",
@@ -112,6 +116,19 @@ def log_level(args: argparse.Namespace) -> int:
     return logging.WARNING if getattr(args, "quiet", False) else logging.INFO
 
 
+#: Libraries whose INFO lines say nothing a user acts on ("No OpenGL_accelerate module loaded"); -v shows them.
+CHATTY_LOGGERS = ("OpenGL", "alembic", "mlflow.store.db.utils")
+
+
+def quiet_third_parties(*, verbose: bool) -> None:
+    """Warnings and errors only from :data:`CHATTY_LOGGERS` and no MLflow artifact progress bars, unless -v."""
+    if verbose:
+        return
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+
+
 def plugin_commands(group: str = COMMAND_GROUP) -> list[Callable[[Any], None]]:
     """The ``register`` functions of the commands other packages declare in ``group``, sorted by name.
 
@@ -144,12 +161,35 @@ def flow_rank(command: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a reader that closed stdout early (``rlinf-bench compare --json | head``) ends it quietly."""
+    try:
+        try:
+            rc = _run(argv)
+        finally:  # --help and errors too: a closed pipe shows up here, not at interpreter exit
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return closed_pipe()
+    return rc
+
+
+def closed_pipe() -> int:
+    """What Python's docs recommend on SIGPIPE: point stdout at devnull so the exit's flush cannot raise again.
+
+    Exit status 1 as other tools in a pipeline whose reader went away (``head``); nothing is printed."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(given)
+    args.command_line = given  # what the user typed, for messages that tell them to run it again
     # Log lines go to stderr, so stdout carries only results (--json output, tables).
-    logging.basicConfig(
-        level=log_level(args), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
+    # Each line redacted and terminal-safe: log lines carry field text from result files (rlinf_bench.log_safety).
+    logging.basicConfig(level=log_level(args), handlers=[terminal_log_handler(sys.stderr)])
+    quiet_third_parties(verbose=log_level(args) == logging.DEBUG)
     try:
         rc = args.func(args)
     except RlinfBenchError as exc:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from rlinf_bench.redaction import redact
 from rlinf_bench.reporting.text_safety import plain
 
 __all__ = ["add_json_flag", "emit_json", "error_line", "quiet_stdout"]
@@ -39,4 +40,4 @@ def error_line(exc: BaseException) -> str:
     """The message of an error we raised on purpose, with its notes (``result: FILE``) after it, terminal-safe:
     printed once, and nothing else prints it (no log line repeats it)."""
     notes = [str(n) for n in getattr(exc, "__notes__", ())]
-    return plain("; ".join([str(exc), *notes]), multiline=True)
+    return plain(redact("; ".join([str(exc), *notes])), multiline=True)

@@ -12,6 +12,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "schemas",
         help="write the contracts' JSON Schemas (docs/schemas/)",
+        description="Write the JSON Schema of every contract that crosses a boundary (EvalRequest, EvalRun, "
+        "RunResult, ProbeResult, CheckpointReport, ...) into a folder, one FILE.schema.json each, for clients "
+        "written in other languages; --check fails when the committed ones differ from the code.",
         epilog="example: rlinf-bench schemas --check   # fail if docs/schemas is out of date",
         formatter_class=ExampleFormatter,
     )

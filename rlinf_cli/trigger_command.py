@@ -18,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "trigger",
         help="evaluate one checkpoint now (completeness check + start the execution)",
+        description="Start the evaluation of one checkpoint on a deployed stack, as an S3 event would: the same "
+        "layout, completeness and quiet-period checks, and the same execution name, so a manual trigger and a late "
+        "event never start two evaluations. On one machine, without a stack: rlinf-bench pipeline CHECKPOINT --out DIR.",
         epilog="example: rlinf-bench trigger s3://bucket/runs/exp/checkpoints/global_step_400 --state-machine-arn ARN",
         formatter_class=ExampleFormatter,
     )

@@ -33,8 +33,9 @@ EVAL_JOB_CHECKS = (
     "gpu",
     "policy",
 )
-#: Probe Jobs: MLflow is the one dependency a probe would otherwise only find minutes in (client retries).
-PROBE_JOB_CHECKS = ("python", "packages", "gpu", "mlflow")
+#: What every probe Job checks; each probe adds what it needs (``needs``: the GPU where it measures one, MLflow
+#: where it reads one, the dependency a probe would otherwise only find minutes in, after client retries).
+PROBE_JOB_CHECKS = ("python", "packages")
 
 
 class PreflightError(RlinfBenchError):
@@ -131,16 +132,17 @@ def _write_failed_run(
 
 
 def probe_preflight(
-    probe: str, tracking_uri: str | None = None, experiment: str | None = None
+    probe: str, tracking_uri: str | None = None, experiment: str | None = None, *, needs: Sequence[str] = ()
 ) -> tuple[DoctorReport, ProbeResult | None]:
-    """Run a probe Job's checks; returns the report and, when a check failed, the ``fail`` result to emit.
+    """Run a probe Job's checks (:data:`PROBE_JOB_CHECKS` and the probe's ``needs``, e.g. ``gpu``, ``mlflow``);
+    returns the report and, when a check failed, the ``fail`` result to emit.
 
     A missing GPU is left to the probe itself, which reports it as ``not_available``. Probes only read
     MLflow, so no test run is written there.
     """
     ctx = DoctorContext(
         target=Target.PROBE,
-        only=list(PROBE_JOB_CHECKS),
+        only=[*PROBE_JOB_CHECKS, *needs],
         tracking_uri=tracking_uri or "",
         experiment=experiment or "RLinf",
         write_test=False,

@@ -8,6 +8,11 @@ Job's task token, until the Job has waited its queueing limit (annotation ``rlin
 then it fails the task with "queued for N min behind <queue>: never admitted". It reads only Jobs, their
 pods and Kueue Workloads (to tell a preempted, requeued Job from one never admitted), and writes nothing to
 the cluster: the failure branch of the state machine stops the Job.
+
+The wait is measured from the last thing that started it, never from the Job's creation alone: its
+creation, Kueue's last admission or eviction of its Workload, its last resume, and the creation or end of
+its newest pod (a pod evicted from its node, replaced by one that waits for a node). So a Job admitted
+hours ago whose pod was evicted two minutes ago has waited two minutes, and the time it ran never counts.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ TOKEN_ENV = "RLINF_BENCH_TASK_TOKEN"  # rlinf_aws.task_callback.TOKEN_ENV (rlinf
 APP_SELECTOR = "app.kubernetes.io/name=rlinf-bench"
 KUEUE_GROUP, KUEUE_VERSION = "kueue.x-k8s.io", "v1beta1"
 DEFAULT_LIMIT_MIN = 120
+MAX_LIMIT_MIN = 7 * 24 * 60  # KueueSettings.queue_limit_min's bound: a week
 
 
 class JobPhase(StrEnum):
@@ -68,16 +74,21 @@ class QueuedJob:
     waiting_since: datetime
     limit_min: int
     preempted: bool = False
+    #: admitted by Kueue (or resumed) and still waiting: its pod waits for a node
+    admitted: bool = False
     token: str = field(default="", repr=False)
 
     def waited_min(self, now: datetime) -> int:
-        """Whole minutes this Job has waited since it was created, or since it was last preempted."""
-        return int((now - self.waiting_since).total_seconds() // 60)
+        """Whole minutes this Job has waited since its wait last began (creation, admission, eviction, new pod)."""
+        return max(0, int((now - self.waiting_since).total_seconds() // 60))
 
     def explain(self, now: datetime) -> str:
-        """One line: queued (never admitted, or preempted and requeued), running, done or failed."""
+        """One line: queued (never admitted, preempted and requeued, or admitted and waiting for a node), running,
+        done or failed."""
         if self.phase is not JobPhase.QUEUED:
             return self.phase.value
+        if self.admitted:
+            return f"admitted by {self.queue}; its pod waiting {self.waited_min(now)} min for a node"
         waited = f"queued for {self.waited_min(now)} min behind {self.queue}"
         return f"preempted (Kueue requeued it); {waited}" if self.preempted else waited
 
@@ -100,11 +111,22 @@ class SentinelReport:
 
 
 def _parse_time(value: Any) -> datetime | None:
+    """A Kubernetes time (datetime from the client, RFC 3339 text in custom objects); None when absent or unreadable
+    (one odd Workload must not stop the sweep of every Job)."""
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, str) and value:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     return None
+
+
+def _latest(*times: datetime | None) -> datetime | None:
+    found = [t for t in times if t is not None]
+    return max(found) if found else None
 
 
 def _token(job: k8s.V1Job) -> str:
@@ -117,17 +139,59 @@ def _token(job: k8s.V1Job) -> str:
     return ""
 
 
-def _eviction(workloads: Sequence[Mapping[str, Any]]) -> datetime | None:
-    """When Kueue last evicted (preempted) the Job's Workload, if it did and has not re-admitted it since."""
-    latest: datetime | None = None
+@dataclass(frozen=True)
+class _Admission:
+    """What Kueue's Workloads say: when it last admitted the Job and when it last evicted it (None: never)."""
+
+    admitted: datetime | None = None
+    evicted: datetime | None = None
+    admitted_now: bool = False
+
+    @property
+    def preempted(self) -> bool:
+        """Evicted and not admitted again since."""
+        return self.evicted is not None and not self.admitted_now
+
+
+def _admission(workloads: Sequence[Mapping[str, Any]]) -> _Admission:
+    admitted: datetime | None = None
+    evicted: datetime | None = None
+    admitted_now = False
     for wl in workloads:
-        conds = {c.get("type"): c for c in (wl.get("status") or {}).get("conditions") or []}
-        evicted = conds.get("Evicted")
-        admitted = conds.get("Admitted")
-        if evicted and evicted.get("status") == "True" and not (admitted and admitted.get("status") == "True"):
-            when = _parse_time(evicted.get("lastTransitionTime"))
-            latest = max(latest, when) if latest and when else (when or latest)
-    return latest
+        status = wl.get("status") if isinstance(wl, Mapping) else None
+        conditions = status.get("conditions") if isinstance(status, Mapping) else None
+        for cond in conditions if isinstance(conditions, list) else []:
+            if not isinstance(cond, Mapping):
+                continue
+            when = _parse_time(cond.get("lastTransitionTime"))
+            if cond.get("type") == "Admitted" and cond.get("status") == "True":
+                admitted, admitted_now = _latest(admitted, when), True
+            elif cond.get("type") == "Evicted" and cond.get("status") == "True":
+                evicted = _latest(evicted, when)
+    return _Admission(admitted, evicted, admitted_now)
+
+
+def _resumed(job: k8s.V1Job) -> datetime | None:
+    """When the Job was last resumed (Kueue unsuspends what it admits): its Suspended condition turning False,
+    or its startTime, which Kubernetes resets on every resume."""
+    st = job.status or k8s.V1JobStatus()
+    unsuspended = [c.last_transition_time for c in st.conditions or [] if c.type == "Suspended" and c.status == "False"]
+    return _latest(_parse_time(st.start_time), *(_parse_time(t) for t in unsuspended))
+
+
+def _pod_changed(pods: Sequence[k8s.V1Pod]) -> datetime | None:
+    """When the Job's newest pod appeared, or its last pod ended (evicted, failed): the start of a wait for a node."""
+    times: list[datetime | None] = []
+    for pod in pods:
+        times.append(_parse_time(pod.metadata.creation_timestamp if pod.metadata else None))
+        status = pod.status
+        if status is None or status.phase not in ("Failed", "Succeeded"):
+            continue
+        times += [_parse_time(c.last_transition_time) for c in status.conditions or []]
+        for cs in status.container_statuses or []:
+            if cs.state is not None and cs.state.terminated is not None:
+                times.append(_parse_time(cs.state.terminated.finished_at))
+    return _latest(*times)
 
 
 def _phase(job: k8s.V1Job, pods: Sequence[k8s.V1Pod]) -> JobPhase:
@@ -145,21 +209,29 @@ def job_view(job: k8s.V1Job, pods: Sequence[k8s.V1Pod], workloads: Sequence[Mapp
     """How long and why ``job`` waits, from the Job, its pods and the Kueue Workloads it owns."""
     meta = job.metadata or k8s.V1ObjectMeta()
     created = _parse_time(meta.creation_timestamp) or datetime.now(UTC)
-    evicted = _eviction(workloads)
-    try:
-        limit = int((meta.annotations or {}).get(QUEUE_LIMIT_ANNOTATION, DEFAULT_LIMIT_MIN))
-    except ValueError:
-        limit = DEFAULT_LIMIT_MIN
+    kueue = _admission(workloads)
+    resumed = _resumed(job)
+    suspended = bool(job.spec and job.spec.suspend)
+    waiting_since = _latest(created, kueue.admitted, kueue.evicted, resumed, _pod_changed(pods)) or created
     return QueuedJob(
         name=meta.name or "",
         namespace=meta.namespace or "",
         queue=(meta.labels or {}).get(KUEUE_QUEUE_LABEL, ""),
         phase=_phase(job, pods),
-        waiting_since=max(created, evicted) if evicted else created,
-        limit_min=limit,
-        preempted=evicted is not None,
+        waiting_since=waiting_since,
+        limit_min=_limit_min((meta.annotations or {}).get(QUEUE_LIMIT_ANNOTATION)),
+        preempted=kueue.preempted,
+        admitted=not suspended,  # Kueue creates its Jobs suspended and unsuspends what it admits
         token=_token(job),
     )
+
+
+def _limit_min(value: str | None) -> int:
+    """The Job's queueing limit in minutes; an annotation that is no whole number from 1 to a week gets the default."""
+    text = (value or "").strip()
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_LIMIT_MIN:
+        return int(text)
+    return DEFAULT_LIMIT_MIN
 
 
 def _workloads(caller: ApiCaller, namespace: str) -> list[dict[str, Any]]:
@@ -216,9 +288,12 @@ def sweep(jobs: Sequence[QueuedJob], sfn: TaskChannel, *, now: datetime | None =
             continue  # a running Job beats by itself; a finished one has called back
         try:
             if job.waited_min(now) >= job.limit_min:
-                cause = (
-                    f"{job.explain(now)}: never admitted within the queueing limit of {job.limit_min} min "
-                    "(kueue.queue_limit_min); give the ClusterQueue more quota or raise the limit"
+                cause = f"{job.explain(now)}: " + (
+                    f"no node took its pod within the queueing limit of {job.limit_min} min (kueue.queue_limit_min); "
+                    "check the GPU node group's capacity and taints, or raise the limit"
+                    if job.admitted
+                    else f"never admitted within the queueing limit of {job.limit_min} min (kueue.queue_limit_min); "
+                    "give the ClusterQueue more quota or raise the limit"
                 )
                 sfn.send_task_failure(taskToken=job.token, error=QUEUE_ERROR, cause=cause)
                 report.failed[job.name] = cause

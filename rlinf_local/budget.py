@@ -12,17 +12,19 @@ from typing import Any
 
 import yaml
 
-__all__ = ["DEMO_POLICY", "small_matrix", "small_matrix_yaml"]
+__all__ = ["DEMO_POLICY", "SMALL_BUDGET_MAX_STEPS", "small_matrix", "small_matrix_yaml"]
 
 # The default policy of `pipeline`/`watch` without --config: it reads its weights from the checkpoint and
 # the mean colour of a 64 px agent-view image. (`demo` gives its own: the scripted expert.)
 DEMO_POLICY = "builtin:demo?cameras=agentview&resolution=64"
+#: The small budget's episode horizon (policy steps): short, so the budget runs in minutes on a CPU.
+SMALL_BUDGET_MAX_STEPS = 20
 
 
 def small_matrix(
     scratch: Path,
     *,
-    max_steps: int | None = 20,
+    max_steps: int | None = SMALL_BUDGET_MAX_STEPS,
     tasks: tuple[int, ...] = (0, 1),
     trials: int = 3,
     runs: int = 3,

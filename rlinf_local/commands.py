@@ -14,10 +14,10 @@ from rlinf_cli.arguments import add_budget_arguments, add_target_argument, budge
 from rlinf_cli.help_format import ExampleFormatter
 from rlinf_cli.output import emit_json, quiet_stdout
 
-__all__ = ["register_demo", "register_pipeline", "register_status", "register_watch"]
+__all__ = ["quiet_loggers", "register_demo", "register_pipeline", "register_status", "register_watch", "user_argv"]
 
 
-def _quiet_loggers(verbose: bool) -> None:
+def quiet_loggers(verbose: bool) -> None:
     # The moto server logs every request, and moto's engine logs a Fail state as an error: both are noise here.
     for name in ("werkzeug", "moto"):
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.CRITICAL)
@@ -34,6 +34,23 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="publish to this MLflow server (http://...) instead of the local store DIR/mlflow.db",
     )
     p.add_argument("--max-parallel", type=int, default=2, help="Jobs running at once (default 2)")
+
+
+def add_policy_argument(p: argparse.ArgumentParser, default: str) -> None:
+    """``--policy SPEC``: the same grammar as ``evaluate --policy``, over the eval matrix's ``policy``."""
+    p.add_argument(
+        "--policy",
+        default=None,
+        metavar="SPEC",
+        help=f"the policy to evaluate, as evaluate --policy takes it (builtin:NAME, rlinf:CONFIG, python:MODULE:FACTORY, "
+        f"server:ws://HOST:PORT, openpi:ws://HOST:PORT; `rlinf-bench evaluate --help` lists every kind); checked "
+        f"against the checkpoint's files before anything starts (default: {default})",
+    )
+
+
+def user_argv(args: argparse.Namespace) -> list[str]:
+    """What the user typed after ``rlinf-bench`` (rlinf_cli.main keeps it), for messages that say what to run."""
+    return list(getattr(args, "command_line", None) or [args.command])
 
 
 def register_pipeline(sub: argparse._SubParsersAction) -> None:
@@ -57,6 +74,7 @@ def register_pipeline(sub: argparse._SubParsersAction) -> None:
         help="intake config (YAML/JSON eval matrix, docs/intake.md); default: the demo's small budget",
     )
     _common(p)
+    add_policy_argument(p, "the config's policy; without --config builtin:demo, a tiny MLP read from the checkpoint")
     _budget_over_config(p)
     p.set_defaults(func=_run_pipeline)
 
@@ -65,7 +83,7 @@ def _budget_over_config(p: argparse.ArgumentParser) -> None:
     add_budget_arguments(
         p,
         title="budget (overrides the eval matrix of --config, or of the small default)",
-        what="the config's (the small default: 3 runs, 3 trials, 20 steps)",
+        what="the config's; without --config 3 runs, 3 trials, 20 steps",
     )
 
 
@@ -74,7 +92,7 @@ def _run_pipeline(args: argparse.Namespace) -> int:
 
     checkpoint = str(target_of(args, "checkpoint"))
     budget = budget_overrides(args)
-    _quiet_loggers(getattr(args, "verbose", False))
+    quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = run_pipeline(
             [checkpoint],
@@ -84,6 +102,8 @@ def _run_pipeline(args: argparse.Namespace) -> int:
             max_parallel=args.max_parallel,
             progress=not args.json,
             budget=budget,
+            policy=args.policy,
+            argv=user_argv(args),
             verbose=bool(getattr(args, "verbose", False)),
         )
     if args.json:
@@ -111,6 +131,7 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
         help="every task at the RLinf protocol's own 512 steps (1 run, 2 states): the verdict against the "
         "paper's number is decided, not not_comparable (about 22 min on 2 cores)",
     )
+    add_policy_argument(p, "builtin:expert?settings=checkpoint, the scripted expert whose settings each step carries")
     add_budget_arguments(
         p,
         title="budget (smaller for CI, a slow machine)",
@@ -123,7 +144,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     from rlinf_local.demo_command import run_demo
 
     budget = budget_overrides(args)
-    _quiet_loggers(getattr(args, "verbose", False))
+    quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = run_demo(
             args.out,
@@ -131,6 +152,8 @@ def _run_demo(args: argparse.Namespace) -> int:
             max_parallel=args.max_parallel,
             budget=budget,
             paper=args.paper,
+            policy=args.policy,
+            argv=user_argv(args),
             verbose=bool(getattr(args, "verbose", False)),
         )
     if args.json:
@@ -162,6 +185,7 @@ def register_watch(sub: argparse._SubParsersAction) -> None:
         "--backlog", default=None, metavar="all|latest|every:K", help="held checkpoints to start when one ends"
     )
     _common(p)
+    add_policy_argument(p, "the config's policy; without --config builtin:demo, a tiny MLP read from the checkpoint")
     _budget_over_config(p)
     p.set_defaults(func=_run_watch)
 
@@ -171,7 +195,7 @@ def _run_watch(args: argparse.Namespace) -> int:
 
     root = Path(str(target_of(args, "root")))
     budget = budget_overrides(args)
-    _quiet_loggers(getattr(args, "verbose", False))
+    quiet_loggers(getattr(args, "verbose", False))
     with quiet_stdout(args.json):
         outcome = watch(
             root,
@@ -185,6 +209,8 @@ def _run_watch(args: argparse.Namespace) -> int:
             progress=not args.json,
             budget=budget,
             backlog=_backlog_flags(args),
+            policy=args.policy,
+            argv=user_argv(args),
             verbose=bool(getattr(args, "verbose", False)),
         )
     if args.json:

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from rlinf_bench.contracts import CheckpointReport, SuiteReport
 from rlinf_bench.errors import CheckpointError
 from rlinf_bench.reporting.format import pct
 from rlinf_local.budget import small_matrix_yaml
-from rlinf_local.embedded import Embedded
+from rlinf_local.embedded import Embedded, progress_line
 from rlinf_local.inputs import local_checkpoint
+from rlinf_local.origin import demo_origin, paper_command, with_origin
 from rlinf_local.pipeline_command import PipelineOutcome
+from rlinf_local.policy_check import check_matrix_policy, rerun_command
 from rlinf_local.runs import print_adaptations, print_outcome, run_checkpoints
 from rlinf_local.stack import REPO
 
@@ -62,7 +65,7 @@ WHAT_IT_IS = (
 
 PAPER_HINT = (
     "The verdict against the paper's number is not decided here: the short budget runs 4 of the 10 tasks to 130 steps. "
-    "`rlinf-bench demo --paper` runs every task at the RLinf protocol's 512 steps, which decides it "
+    "`{again}` runs every task at the RLinf protocol's 512 steps, which decides it "
     "(about 22 min on 2 cores)."
 )
 
@@ -112,12 +115,16 @@ def flip_lines(suite: SuiteReport) -> list[str]:
     ]
 
 
-def demo_matrix_yaml(scratch: Path, *, paper: bool = False, budget: dict[str, int] | None = None) -> str:
+def demo_matrix_yaml(
+    scratch: Path, *, paper: bool = False, budget: dict[str, int] | None = None, policy: str | None = None
+) -> str:
     """The demo's intake config: the short budget, or with ``paper`` the whole suite at the protocol's own
-    horizon; ``budget`` (``--runs/--trials/--max-steps``) is laid over either."""
+    horizon; ``budget`` (``--runs/--trials/--max-steps``) is laid over either; ``policy`` replaces the expert.
+    Its origin names the demo's own lever (``DEMO_ARGS=--paper``), never a flag the user did not pass."""
     tasks, base = (PAPER_TASKS, PAPER_BUDGET) if paper else (DEMO_TASKS, DEMO_BUDGET)
     matrix: dict[str, int | None] = {**base, **(budget or {})}
-    return small_matrix_yaml(scratch, tasks=tasks, policy=DEMO_POLICY, **matrix)
+    text = small_matrix_yaml(scratch, tasks=tasks, policy=policy or DEMO_POLICY, **matrix)
+    return with_origin(text, demo_origin(paper=paper, budget=budget))
 
 
 def run_demo(
@@ -127,26 +134,31 @@ def run_demo(
     max_parallel: int = 2,
     budget: dict[str, int] | None = None,
     paper: bool = False,
+    policy: str | None = None,
+    argv: Sequence[str] = (),
     verbose: bool = False,
 ) -> PipelineOutcome:
     """Write the checkpoints, run both through one local stack, print the verdicts and where to look.
 
     ``paper``: the whole suite at the RLinf protocol (see :data:`PAPER_BUDGET`), for a verdict against the
-    paper's number besides the one against the previous checkpoint; ``verbose``: list the adaptations."""
+    paper's number besides the one against the previous checkpoint; ``policy`` (``--policy``) evaluates
+    another policy than the expert, checked against the checkpoints first (``argv``: the user's command);
+    ``verbose``: list the adaptations."""
     out = out.resolve()
     # The first line at once: the checkpoints and the stack take a minute before the first progress line.
     noise = " and ".join(str(n) for _, n in DEMO_STEPS)
-    print(
+    progress_line(
         f"demo: writing {len(DEMO_STEPS)} checkpoints of experiment {EXPERIMENT} under {out / 'runs'} "
-        f"(the scripted expert at action noise {noise}), then the stack",
-        file=sys.stderr,
-        flush=True,
+        f"(the scripted expert at action noise {noise}), then the stack"
     )
     dirs = write_demo_checkpoints(out / "runs")
     refs = [local_checkpoint(str(d)) for d in dirs]
+    config_text = demo_matrix_yaml(out / "scratch", paper=paper, budget=budget, policy=policy)
+    check_matrix_policy(config_text, dirs, argv=argv)
     with Embedded(
         out,
-        config_text=demo_matrix_yaml(out / "scratch", paper=paper, budget=budget),
+        rerun_command=rerun_command(argv),
+        config_text=config_text,
         tracking_uri=tracking_uri,
         max_parallel=max_parallel,
     ) as emb:
@@ -158,5 +170,5 @@ def run_demo(
     print_outcome(outcome)
     print(WHAT_IT_IS.format(noisy=DEMO_STEPS[0][1], clean=DEMO_STEPS[1][1]))
     if not paper:
-        print(PAPER_HINT)
+        print(PAPER_HINT.format(again=paper_command()))  # as this user starts the demo (make or the CLI)
     return outcome

@@ -20,6 +20,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from rlinf_bench.errors import ConfigError
+from rlinf_bench.reporting.text_safety import plain
 from rlinf_local.aws import LocalAws, local_aws
 from rlinf_local.inputs import LocalCheckpoint
 from rlinf_local.lambda_log import LambdaLogLine
@@ -45,6 +46,11 @@ RESULTS = "results/"
 Echo = Callable[[str], None]
 
 
+def progress_line(text: str) -> None:
+    """A line about what the flow is doing (uploaded, started, finished): stderr, so stdout carries results only."""
+    print(text, file=sys.stderr, flush=True)
+
+
 def _logs_to_stderr(module: ModuleType) -> None:
     """A Lambda module's Powertools logger writes JSON lines to stdout (CloudWatch reads them there); on a
     terminal they are library logs, so they go to stderr beside the other logs and leave stdout to results,
@@ -66,10 +72,14 @@ class Embedded:
         tracking_uri: str = "",
         quiet_period_s: float = 0.0,
         max_parallel: int = 2,
-        echo: Echo = print,
+        echo: Echo = progress_line,
         progress: bool = True,
+        rerun_command: str = "",
     ) -> None:
         self.out = out.resolve()
+        # What a failure notice tells people to run once the cause is fixed: the user's own command (a deployed
+        # stack's `rlinf-bench trigger --rerun` means nothing here).
+        self.rerun_command = rerun_command or f"the same rlinf-bench command again, with --out {self.out}"
         self.config_text = config_text
         self.tracking_uri = tracking_uri or f"sqlite:///{self.out / 'mlflow.db'}"
         self.quiet_period_s = quiet_period_s
@@ -77,6 +87,8 @@ class Embedded:
         self.show_progress = progress  # live progress on stderr; off under --json
         self.executor = LocalExecutor(self.out / "jobs", max_parallel=max_parallel, cwd=REPO)
         self.modules: dict[str, ModuleType] = {}
+        #: <bucket>/<key prefix> -> the folder each checkpoint was uploaded from (failures name that folder)
+        self.uploaded_from: dict[str, Path] = {}
         self._stack = ExitStack()
         self.aws: LocalAws
         self.stack: LocalStack
@@ -98,11 +110,9 @@ class Embedded:
         self._stack.close()
 
     def _start(self) -> None:
-        print(
+        progress_line(
             "starting the local stack: template.yaml through samtranslator into a private moto account, "
-            "the Lambda handlers in this process",
-            file=sys.stderr,
-            flush=True,
+            "the Lambda handlers in this process"
         )
         template = transformed_template()  # before moto starts: a missing tool fails fast
         self.aws = self._stack.enter_context(local_aws())
@@ -183,6 +193,7 @@ class Embedded:
             # The summary links the report a person can open here: the page each run leaves in DIR/report/
             # (a presigned URL of the local bucket would point into a moto server gone after the run).
             "REPORT_HTML": str(self.out / "report" / "report.html"),
+            "RERUN_COMMAND": f"{self.rerun_command} (finished runs are kept)",
             # A resumed or repeated run in DIR sends a summary it already sent (same checkpoint, same content) once.
             "NOTIFIED_LOG": str(self.out / "outbox" / "sent.json"),
         }
@@ -208,6 +219,7 @@ class Embedded:
         for path in ckpt.files():
             key = f"{ckpt.key_prefix}/{path.relative_to(ckpt.path).as_posix()}"
             s3.upload_file(str(path), self.stack.bucket, key)
+        self.uploaded_from[f"{self.stack.bucket}/{ckpt.key_prefix}"] = ckpt.path
         return f"s3://{self.stack.bucket}/{ckpt.key_prefix}"
 
     def executions(self) -> dict[str, str]:
@@ -286,10 +298,14 @@ class Embedded:
 
     # -- state kept under DIR ----------------------------------------------------------------------
     def save_results(self) -> None:
-        """Copy s3://bucket/results/ to DIR/results/, so a later run resumes from the finished runs."""
+        """Copy s3://bucket/results/ to DIR/results/, so a later run resumes from the finished runs. A key is a
+        name a Job chose: one with an empty, ``.`` or ``..`` segment would land outside DIR/results and is skipped."""
         s3 = self.aws.client("s3")
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.stack.bucket, Prefix=RESULTS):
             for obj in page.get("Contents", []):
+                if any(part in ("", ".", "..") for part in obj["Key"].split("/")):
+                    log.warning("results object %r not saved: its key is not a plain path", plain(obj["Key"])[:300])
+                    continue
                 target = self.out / obj["Key"]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 s3.download_file(self.stack.bucket, obj["Key"], str(target))
@@ -299,8 +315,13 @@ class Embedded:
         if not root.is_dir():
             return
         s3 = self.aws.client("s3")
-        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
             s3.upload_file(str(path), self.stack.bucket, path.relative_to(self.out).as_posix())
+
+    @property
+    def results_prefix(self) -> str:
+        """Where every execution of this stack writes its results: the only place a report may name files in."""
+        return f"s3://{self.stack.bucket}/{RESULTS.rstrip('/')}"
 
     def read_json(self, uri: str) -> Any:
         """A JSON document from the local bucket (a report, a result)."""

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlinf_bench.checkpoints.keys import MAX_STEP_DIGITS
 from rlinf_bench.checkpoints.layouts import LAYOUTS, detect_layout, find_weights
 from rlinf_bench.contracts.checkpoint import CheckpointLayout
 from rlinf_bench.errors import CheckpointError
 
-__all__ = ["LocalCheckpoint", "accepted_layouts", "local_checkpoint"]
+__all__ = ["LocalCheckpoint", "accepted_layouts", "local_checkpoint", "with_user_paths"]
 
 
 def accepted_layouts() -> str:
@@ -64,6 +66,19 @@ def local_checkpoint(given: str) -> LocalCheckpoint:
     except CheckpointError as exc:
         raise _refuse(given, f"is not an RLinf checkpoint ({exc})") from exc
     step_text = path.name.removeprefix("global_step_")
-    if not path.name.startswith("global_step_") or not step_text.isdigit() or path.parent.name != "checkpoints":
+    numbered = step_text.isascii() and step_text.isdigit() and len(step_text) <= MAX_STEP_DIGITS  # not global_step_²
+    if not path.name.startswith("global_step_") or not numbered or path.parent.name != "checkpoints":
         raise _refuse(given, "is not at <experiment>/checkpoints/global_step_<N>, where RLinf writes checkpoints")
     return LocalCheckpoint(path=path, experiment=path.parent.parent.name, global_step=int(step_text), layout=layout)
+
+
+def with_user_paths(text: str, copies: dict[str, Path]) -> str:
+    """``text`` (a Job's failure) with each checkpoint's copies named by the user's folder instead.
+
+    ``copies`` maps ``<bucket>/<experiment>/checkpoints/global_step_<N>`` to the folder it was uploaded from; the
+    bucket's URI (``s3://<bucket>/…``) and a Job's download cache (``…/<bucket>/…`` under its cache folder) are
+    both replaced, so an error names the folder the user gave, not one they never saw."""
+    for key, folder in copies.items():
+        pattern = re.compile(rf"(?:s3://|[^\s'\"(]*/){re.escape(key)}(?![0-9A-Za-z_])")
+        text = pattern.sub(str(folder).replace("\\", "\\\\"), text)  # a folder's backslashes stay literal
+    return text

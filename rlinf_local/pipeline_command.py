@@ -22,7 +22,7 @@ from rlinf_bench.errors import ConfigError
 from rlinf_local.embedded import Embedded
 from rlinf_local.eta import EtaEstimate
 from rlinf_local.executions import ExecutionSummary, Failure, summarize_execution
-from rlinf_local.inputs import LocalCheckpoint
+from rlinf_local.inputs import LocalCheckpoint, with_user_paths
 from rlinf_local.live_progress import ProgressLine, read_progress
 
 __all__ = ["PipelineOutcome", "StateFile", "evaluate_checkpoint", "follow", "write_report"]
@@ -67,6 +67,7 @@ class PipelineOutcome:
     report: str = ""
     email: list[str] = field(default_factory=list)
     slack: list[str] = field(default_factory=list)
+    out: str = ""  # DIR, for the commands the closing lines print (not in --json: the user gave it)
 
     @property
     def failures(self) -> list[Failure]:
@@ -118,6 +119,10 @@ def follow(emb: Embedded, name: str, arn: str, state: StateFile) -> ExecutionSum
     line.close()
     emb.save_results()
     summary = summarize_execution(sfn, arn)
+    # A Job names the checkpoint by the bucket's copy or its own download of it: name the user's folder.
+    summary.failures = [
+        f.model_copy(update={"reason": with_user_paths(f.reason, emb.uploaded_from)}) for f in summary.failures
+    ]
     if summary.report_uri:
         try:
             report = emb.read_json(summary.report_uri)
@@ -165,15 +170,19 @@ def _progress_tick(
     return tick
 
 
-def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None) -> Path | None:
+def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None, results_prefix: str | None) -> Path | None:
     """``DIR/report/report.html`` from every CheckpointReport under DIR/reports (None when there is none).
 
     With ``s3_client`` (the embedded stack's), the recorded videos in its bucket are copied next to the
-    task pages, so they outlive the in-memory bucket."""
+    task pages, so they outlive the in-memory bucket; each only from inside the folder its run's result was
+    read from, itself inside ``results_prefix`` (the stack's results: a report is data and may say anything;
+    None only for local results), through :mod:`rlinf_bench.named_files`; a refused one is named on its task
+    page."""
     from rlinf_bench.contracts import CheckpointReport
     from rlinf_bench.document_store import Storage
+    from rlinf_bench.reporting.episode_files import StoredRunFiles
     from rlinf_bench.reporting.plot import plot_baselines
-    from rlinf_bench.reporting.site import local_video, write_site
+    from rlinf_bench.reporting.site import write_site
 
     paths = sorted((out / "reports").glob("*.json"))
     if not paths:
@@ -187,7 +196,7 @@ def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None) -> Path
         baselines=plot_baselines(reports, []),
         title=title,
         mlflow_evidence=_mlflow_evidence(tracking_uri),
-        read_video=local_video if s3_client is None else Storage(s3_client).read_bytes,
+        files=StoredRunFiles(None if s3_client is None else Storage(s3_client), within=results_prefix),
     )
     _add_backlog_section(Path(files.html), out, {r.checkpoint_uri.rstrip("/") for r in reports})
     return Path(files.html)

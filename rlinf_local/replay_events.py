@@ -7,25 +7,26 @@ return them. Time is virtual: when the only thing left is waiting for the quiet 
 jumps forward instead of sleeping. The replay ends when only checkpoints that can never complete
 remain; those are reported as ``pending``.
 
-No line stops the replay: a line that is not UTF-8, or whose event cannot be put in the local bucket,
-is dead here with its reason and line number; every other line goes to the queue, where the router
-dead-letters what it cannot read (invalid JSON, nesting, out-of-range fields), as it would in AWS.
+No line stops the replay: a line longer than :data:`MAX_LINE_BYTES` (read in bounded chunks: only its
+length is kept), a line that is not UTF-8, or whose event cannot be put in the local bucket, is dead here
+with its reason and line number; every other line goes to the queue, where the router dead-letters what it
+cannot read (invalid JSON, nesting, out-of-range fields), as it would in AWS.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, BinaryIO
 
 from rlinf_aws.router_lambda import build_router, make_handler
 from rlinf_bench.checkpoints.keys import check_key_text
 from rlinf_bench.errors import ConfigError, InvalidEventError
 from rlinf_bench.intake.config import IntakeConfig
-from rlinf_bench.intake.events import decode_body, parse_body
+from rlinf_bench.intake.events import MAX_BODY_CHARS, decode_body, parse_body
 from rlinf_bench.intake.router import Outcome, RecordResult
 from rlinf_local.intake_resources import create_bucket, create_intake_stack, read_dead_letters
 from rlinf_local.sqs_poller import SqsPoller
@@ -35,6 +36,41 @@ REGION = "us-east-1"
 #: 15 GB full_weights.pt must not be materialized in memory.
 MATERIALIZE_CAP_BYTES = 64 * 1024
 MAX_SETTLE_ROUNDS = 1000
+#: The longest line replayed: an intake message's limit (no S3 event comes near it). A longer line is dead
+#: with its number and length; it is never held in memory whole.
+MAX_LINE_BYTES = MAX_BODY_CHARS
+_READ_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class OverlongLine:
+    """A line over :data:`MAX_LINE_BYTES`: only its length is kept."""
+
+    size: int
+
+
+def read_lines(stream: BinaryIO, *, max_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes | OverlongLine]:
+    """The stream's lines (split on ``\n`` only, the line end dropped), each at most ``max_bytes`` long; a
+    longer one is an :class:`OverlongLine`. Memory stays within one chunk plus one bounded line."""
+    pending = bytearray()
+    size = 0
+    while chunk := stream.read(_READ_CHUNK):
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            size += len(piece)
+            if size <= max_bytes:
+                pending += piece
+            else:
+                pending.clear()
+            if end < 0:
+                break
+            yield bytes(pending) if size <= max_bytes else OverlongLine(size)
+            pending.clear()
+            size, start = 0, end + 1
+    if size:
+        yield bytes(pending) if size <= max_bytes else OverlongLine(size)
 
 
 class VirtualClock:
@@ -235,8 +271,17 @@ class _Feed:
     line_of: dict[str, int] = field(default_factory=dict)  # SQS message id -> line number
     refused: list[dict[str, Any]] = field(default_factory=list)
 
-    def line(self, number: int, raw: str | bytes) -> None:
+    def line(self, number: int, raw: str | bytes | OverlongLine) -> None:
+        if isinstance(raw, OverlongLine):
+            self.report.events += 1
+            self.refused.append({"line": number, "event": f"({raw.size} bytes, not kept)", "reason": _overlong(raw)})
+            self.tally.dead_line()
+            return
         if not raw.strip():
+            return
+        size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "replace"))
+        if size > MAX_LINE_BYTES:  # lines handed in directly (not through read_lines) are bounded too
+            self.line(number, OverlongLine(size))
             return
         self.report.events += 1
         try:
@@ -253,11 +298,19 @@ class _Feed:
         self.tally.first(self.recorder.take())
 
 
-def replay_events(lines: Iterable[str | bytes], *, config: IntakeConfig | None = None) -> ReplayReport:
+def _overlong(line: OverlongLine) -> str:
+    return (
+        f"the line is {line.size} bytes long, over the {MAX_LINE_BYTES}-byte bound of an intake message "
+        "(no S3 event is that long); not replayed"
+    )
+
+
+def replay_events(lines: Iterable[str | bytes | OverlongLine], *, config: IntakeConfig | None = None) -> ReplayReport:
     """Run every line (one S3 event, EventBridge or classic shape) through the router in moto.
 
-    ``lines`` are the file's lines in order (bytes are decoded per line, so one bad byte costs one line).
-    Never raises for a line: each one the replay cannot deliver is a dead letter naming its line number.
+    ``lines`` are the file's lines in order (bytes are decoded per line, so one bad byte costs one line;
+    :func:`read_lines` gives them from a file with their length bounded). Never raises for a line: each one
+    the replay cannot deliver is a dead letter naming its line number.
     """
     try:
         import boto3

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,27 +11,48 @@ import yaml
 from rlinf_bench.errors import ConfigError, RlinfBenchError
 from rlinf_bench.reporting.text_safety import plain
 from rlinf_bench.request_checks import check_suite
-from rlinf_local.budget import small_matrix_yaml
-from rlinf_local.embedded import Embedded
+from rlinf_local.budget import SMALL_BUDGET_MAX_STEPS, small_matrix_yaml
+from rlinf_local.embedded import Embedded, progress_line
 from rlinf_local.inputs import LocalCheckpoint, local_checkpoint
+from rlinf_local.origin import pipeline_origin, with_origin
 from rlinf_local.pipeline_command import PipelineOutcome, StateFile, evaluate_checkpoint, require_config, write_report
+from rlinf_local.policy_check import check_matrix_policy, rerun_command
 
-__all__ = ["config_text_for", "print_outcome", "run_checkpoints", "run_pipeline", "with_budget"]
+__all__ = ["config_text_for", "print_outcome", "run_checkpoints", "run_pipeline", "with_budget", "with_policy"]
 
 
-def config_text_for(config: Path | None, out: Path, budget: dict[str, int] | None = None) -> str:
+def config_text_for(
+    config: Path | None,
+    out: Path,
+    budget: dict[str, int] | None = None,
+    policy: str | None = None,
+    *,
+    command: str = "rlinf-bench pipeline",
+) -> str:
     """The intake config's text: the file given, or the small budget (probes write under DIR/scratch).
 
     ``budget`` (``runs``, ``trials``, ``max_steps``: the ``--runs/--trials/--max-steps`` flags that were
     given) overrides the matrix's ``runs``, ``trials_per_task`` and every suite's ``max_steps``, so the
-    common case needs no nested YAML."""
+    common case needs no nested YAML; ``policy`` (``--policy``) overrides its ``policy``. The matrix records
+    ``command`` and its levers as its origin (:mod:`rlinf_local.origin`), so a verdict's fix names what this user
+    can change."""
+    origin = pipeline_origin(command, config, budget, small_budget_steps=SMALL_BUDGET_MAX_STEPS)
     if config is None:
         text = small_matrix_yaml(out / "scratch", **(budget or {}))
         if budget:
             check_budget(text, budget, source="the small default budget")
+    else:
+        text = require_config(config)
+        text = with_budget(text, budget, source=str(config)) if budget else text
+    return with_origin(with_policy(text, policy), origin)
+
+
+def with_policy(text: str, policy: str | None) -> str:
+    """The intake config ``text`` evaluating ``policy`` (``--policy``; None keeps the config's)."""
+    if policy is None:
         return text
-    text = require_config(config)
-    return with_budget(text, budget, source=str(config)) if budget else text
+    doc: dict[str, Any] = yaml.safe_load(text) or {}
+    return str(yaml.safe_dump({**doc, "policy": policy}, sort_keys=False))
 
 
 def with_budget(text: str, budget: dict[str, int], *, source: str) -> str:
@@ -70,10 +91,10 @@ def check_budget(text: str, budget: dict[str, int], *, source: str) -> None:
 def run_checkpoints(emb: Embedded, checkpoints: list[LocalCheckpoint]) -> PipelineOutcome:
     """Evaluate each checkpoint in turn (the next one sees the previous in MLflow), then write the report."""
     state = StateFile(emb.out)
-    outcome = PipelineOutcome(tracking_uri=emb.tracking_uri)
+    outcome = PipelineOutcome(tracking_uri=emb.tracking_uri, out=str(emb.out))
     for ckpt in checkpoints:
         outcome.executions.append(evaluate_checkpoint(emb, ckpt, state))
-    report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"))
+    report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"), results_prefix=emb.results_prefix)
     outcome.report = str(report) if report else ""
     outcome.email = [str(p) for p in emb.email.written]
     outcome.slack = [str(p) for p in emb.slack.written]
@@ -89,16 +110,25 @@ def run_pipeline(
     max_parallel: int = 2,
     progress: bool = True,
     budget: dict[str, int] | None = None,
+    policy: str | None = None,
+    argv: Sequence[str] = (),
     verbose: bool = False,
 ) -> PipelineOutcome:
     """``rlinf-bench pipeline``: check the inputs (exit 2 before anything starts), deploy, evaluate, report.
     ``progress``: a live progress line on stderr while each execution runs (off under ``--json``);
-    ``budget``: the ``--runs/--trials/--max-steps`` given (:func:`config_text_for`); ``verbose`` (``-v``):
-    list the stack's adaptations for moto instead of counting them."""
+    ``budget``: the ``--runs/--trials/--max-steps`` given (:func:`config_text_for`); ``policy``: ``--policy``,
+    checked against each checkpoint's files first; ``argv``: the user's command, for the fixes messages print;
+    ``verbose`` (``-v``): list the stack's adaptations for moto instead of counting them."""
     refs = [local_checkpoint(c) for c in checkpoints]
-    text = config_text_for(config, out, budget)
+    text = config_text_for(config, out, budget, policy)
+    check_matrix_policy(text, [r.path for r in refs], argv=argv)
     with Embedded(
-        out, config_text=text, tracking_uri=tracking_uri, max_parallel=max_parallel, progress=progress
+        out,
+        config_text=text,
+        tracking_uri=tracking_uri,
+        max_parallel=max_parallel,
+        progress=progress,
+        rerun_command=rerun_command(argv),
     ) as emb:
         print_adaptations(emb, verbose=verbose)
         outcome = run_checkpoints(emb, refs)
@@ -112,11 +142,11 @@ def print_adaptations(emb: Embedded, *, verbose: bool = False) -> None:
     changes = emb.stack.adaptations
     where = f"local stack from template.yaml in moto at {emb.aws.endpoint}"
     if not verbose:
-        print(f"{where}: applied {len(changes)} adaptations of template.yaml for moto; -v lists them", file=sys.stderr)
+        progress_line(f"{where}: applied {len(changes)} adaptations of template.yaml for moto; -v lists them")
         return
-    print(f"{where}; the {len(changes)} adaptations of template.yaml for moto:", file=sys.stderr)
+    progress_line(f"{where}; the {len(changes)} adaptations of template.yaml for moto:")
     for a in changes:
-        print(f"  - {a.line()}", file=sys.stderr)
+        progress_line(f"  - {a.line()}")
 
 
 def print_outcome(outcome: PipelineOutcome) -> None:
@@ -125,7 +155,6 @@ def print_outcome(outcome: PipelineOutcome) -> None:
         print(plain(f"{e.describe():<10} {e.name} ({e.runs_done} run(s) done, {e.runs_failed} failed){verdict}"))
     for f in outcome.failures:
         print(plain(f"  failed: {f.what}: {f.reason}"))  # a Job's cause: no escape sequence reaches the terminal
-    print(f"report:   {outcome.report or '(none: no execution produced a report)'}")
-    print(f"mlflow:   mlflow ui --backend-store-uri {outcome.tracking_uri}")
-    print(f"email:    {len(outcome.email)} message(s) {' '.join(outcome.email)}")
-    print(f"slack:    {len(outcome.slack)} payload(s) {' '.join(outcome.slack)}")
+    from rlinf_local.closing_lines import closing_lines
+
+    print("\n".join(closing_lines(outcome)))

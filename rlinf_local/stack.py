@@ -52,7 +52,8 @@ DROPPED_TYPES: dict[str, str] = {
     "AWS::SQS::QueuePolicy": "moto skips queue policies (and enforces none)",
     "AWS::SNS::Subscription": "moto's CloudFormation skips SNS subscriptions; they are created by API after the stack",
     "AWS::S3::BucketPolicy": "moto's CloudFormation does not support it (the TLS-only rule; the local server is plain HTTP on loopback)",
-    "AWS::Lambda::EventInvokeConfig": "async retries are not simulated: a failing Slack post goes to the DLQ at once",
+    "AWS::Lambda::EventInvokeConfig": "async retries are not simulated: a failing Slack post goes to the DLQ at once, "
+    "and watch tells the router again about an end event it failed on",
 }
 
 

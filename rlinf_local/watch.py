@@ -14,18 +14,21 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import yaml
+from botocore.exceptions import BotoCoreError, ClientError
 
 from rlinf_bench.checkpoints.keys import is_temp_name
 from rlinf_bench.errors import ConfigError
+from rlinf_bench.reporting.text_safety import plain
 from rlinf_local.embedded import Embedded
 from rlinf_local.pipeline_command import PipelineOutcome, StateFile, follow, write_report
+from rlinf_local.policy_check import check_matrix_policy, rerun_command
 from rlinf_local.runs import config_text_for, print_adaptations, print_outcome
 
-__all__ = ["Mirror", "in_arrival_order", "watch"]
+__all__ = ["Mirror", "in_arrival_order", "newest_checkpoint", "watch"]
 
 
 def in_arrival_order(paths: Iterable[Path]) -> list[tuple[Path, os.stat_result]]:
@@ -84,6 +87,22 @@ class Mirror:
         return sent
 
 
+def newest_checkpoint(root: Path) -> list[Path]:
+    """The complete checkpoint under ``root`` with the highest step, as a list (empty when there is none yet):
+    a half-written one is left to the router's completeness rules, as every other file under ROOT."""
+    from rlinf_bench.checkpoints.discovery import discover_checkpoints
+    from rlinf_bench.errors import CheckpointError
+    from rlinf_local.inputs import local_checkpoint
+
+    found = discover_checkpoints(str(root.resolve()), s3_factory=lambda: None)
+    for ref in sorted(found, key=lambda r: r.global_step, reverse=True):
+        try:
+            return [local_checkpoint(ref.uri).path]
+        except CheckpointError:
+            continue
+    return []
+
+
 def with_backlog(text: str, backlog: dict[str, object] | None) -> str:
     """The config ``text`` with ``--max-running/--backlog`` merged into its ``backlog:`` block (checked)."""
     if not backlog:
@@ -95,6 +114,21 @@ def with_backlog(text: str, backlog: dict[str, object] | None) -> str:
     merged = yaml.safe_dump(doc, sort_keys=False)
     parse_config_text(merged, source="watch --max-running/--backlog")  # a bad value fails here, naming the flag
     return merged
+
+
+def release_ended(emb: Embedded, ended: list[str]) -> None:
+    """Tell the backlog each execution in ``ended`` ended; one it could not take yet (a throttled store or
+    start) stays in ``ended`` and is told again on the next scan, as Lambda retries the end event on AWS:
+    an end event always frees its slot and releases, however late."""
+    for arn in list(ended):
+        try:
+            released = emb.execution_ended(arn)
+        except (ClientError, BotoCoreError) as exc:
+            emb.echo(plain(f"backlog: the end of {arn.rsplit(':', 1)[-1]} is retried on the next scan ({exc})"))
+            continue
+        ended.remove(arn)
+        for uri in released:
+            emb.echo(plain(f"backlog: released {uri}"))
 
 
 def _quiet_period(config_text: str, given: float | None) -> float:
@@ -117,17 +151,23 @@ def watch(
     progress: bool = True,
     budget: dict[str, int] | None = None,
     backlog: dict[str, object] | None = None,
+    policy: str | None = None,
+    argv: Sequence[str] = (),
     verbose: bool = False,
 ) -> PipelineOutcome:
     """Watch ``root`` until Ctrl-C (or ``max_checkpoints`` evaluations); every complete checkpoint runs once.
     ``budget``: the ``--runs/--trials/--max-steps`` given, over the config's matrix; ``backlog``: the
-    ``--max-running/--backlog`` given, over the config's ``backlog:`` block; ``verbose``: list the adaptations."""
+    ``--max-running/--backlog`` given, over the config's ``backlog:`` block; ``policy``: ``--policy``, checked
+    before anything starts against the newest checkpoint already under ``root`` (the spec alone when none is);
+    ``verbose``: list the adaptations."""
     if not root.is_dir():
         raise ConfigError(f"watch: {root} is not a directory; give the RLinf log root (…/<experiment>/checkpoints/…)")
-    text = with_backlog(config_text_for(config, out.resolve(), budget), backlog)
+    text = with_backlog(config_text_for(config, out.resolve(), budget, policy, command="rlinf-bench watch"), backlog)
+    check_matrix_policy(text, newest_checkpoint(root), argv=argv)
     quiet = _quiet_period(text, quiet_period_s)
     with Embedded(
         out,
+        rerun_command=rerun_command(argv),
         config_text=text,
         tracking_uri=tracking_uri,
         quiet_period_s=quiet,
@@ -135,11 +175,12 @@ def watch(
         progress=progress,
     ) as emb:
         print_adaptations(emb, verbose=verbose)
-        print(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")
+        emb.echo(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")
         state = StateFile(emb.out)
         mirror = Mirror(root, emb, state)
-        outcome = PipelineOutcome(tracking_uri=emb.tracking_uri)
+        outcome = PipelineOutcome(tracking_uri=emb.tracking_uri, out=str(emb.out))
         known = set(emb.executions())
+        ended: list[str] = []  # executions whose end the backlog has not taken yet
         while not max_checkpoints or len(outcome.executions) < max_checkpoints:
             mirror.sync()
             emb.route()
@@ -148,11 +189,14 @@ def watch(
                 if name not in known:
                     known.add(name)
                     outcome.executions.append(follow(emb, name, arn, state))
-                    for uri in emb.execution_ended(arn):  # the backlog policy: a held checkpoint starts now
-                        print(f"backlog: released {uri}")
+                    ended.append(arn)
+                    release_ended(emb, ended)  # the backlog policy: a held checkpoint starts now
                     emb.save_backlog()
-                    report = write_report(emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"))
+                    report = write_report(
+                        emb.out, emb.tracking_uri, s3_client=emb.aws.client("s3"), results_prefix=emb.results_prefix
+                    )
                     outcome.report = str(report) if report else outcome.report
+            release_ended(emb, ended)
             time.sleep(interval_s)
         outcome.email = [str(p) for p in emb.email.written]
         outcome.slack = [str(p) for p in emb.slack.written]

@@ -7,22 +7,25 @@ publication, never the result. The MlflowClient is passed in (no global tracking
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport, SuiteReport
+from rlinf_bench.document_store import Storage
 from rlinf_bench.errors import TrackingUnavailableError
+from rlinf_bench.reporting.episode_files import EpisodeFiles, StoredRunFiles
 from rlinf_bench.reporting.format import VERDICT_MARK, headline, mean_std, verdict_against, verdict_note
 from rlinf_bench.reporting.markdown import checkpoint_markdown
 from rlinf_bench.reporting.plot import sr_vs_step_png
 from rlinf_tracking import mlflow_names as names
 from rlinf_tracking.mlflow_experiments import DEFAULT_EXPERIMENT, ensure_experiment
 from rlinf_tracking.mlflow_models import CheckpointModels, registered_model_name
-from rlinf_tracking.mlflow_videos import local_videos
+from rlinf_tracking.mlflow_videos import stage_videos
 from rlinf_tracking.tracking_retry import RetryPolicy, call_tracking
 
 if TYPE_CHECKING:
@@ -41,21 +44,20 @@ class LocalArtifacts:
     report_json: Path
     markdown: Path
     plot_png: Path
-    #: the episode videos as (local file, artifact folder such as videos/libero_spatial/run0)
+    #: the episode videos as (staged copy, artifact folder such as videos/libero_spatial/run0), read through
+    #: rlinf_bench.named_files (never a path a result names, as it is)
     videos: Sequence[tuple[Path, str]] = ()
 
 
 def write_local_artifacts(
     report: CheckpointReport, out_dir: Path, *, history: Sequence[CheckpointReport], baselines: Sequence[Baseline]
 ) -> LocalArtifacts:
-    """Write the report JSON, its markdown and the SR-vs-step plot (history + this checkpoint)."""
+    """Write the report JSON, its markdown and the SR-vs-step plot (history + this checkpoint); no video (they
+    are staged where they are published, :func:`publish_checkpoint`)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     report.links["report_json"] = str(out_dir / names.REPORT_ARTIFACT)
     paths = LocalArtifacts(
-        out_dir / names.REPORT_ARTIFACT,
-        out_dir / names.MARKDOWN_ARTIFACT,
-        out_dir / names.PLOT_ARTIFACT,
-        videos=local_videos(report),
+        out_dir / names.REPORT_ARTIFACT, out_dir / names.MARKDOWN_ARTIFACT, out_dir / names.PLOT_ARTIFACT
     )
     report.save(paths.report_json)
     paths.markdown.write_text(checkpoint_markdown(report), encoding="utf-8")
@@ -292,12 +294,16 @@ def publish_checkpoint(
     experiment: str = DEFAULT_EXPERIMENT,
     artifact_location: str | None = None,
     retry: RetryPolicy | None = None,
+    files: EpisodeFiles | None = None,
 ) -> str:
     """Write the report to ``out_dir``, then publish it; on an unreachable server the files stay and the
-    raised TrackingUnavailableError says where they are."""
+    raised TrackingUnavailableError says where they are. ``files`` reads the episode videos uploaded with it
+    (default: where the runs stored them, each from inside the folder of its RunResult)."""
     artifacts = write_local_artifacts(report, out_dir, history=history, baselines=baselines)
     publisher = MlflowPublisher(client, experiment=experiment, artifact_location=artifact_location, retry=retry)
-    try:
-        return publisher.publish(report, artifacts)
-    except TrackingUnavailableError as exc:
-        raise TrackingUnavailableError(f"{exc}. The report is on disk: {artifacts.report_json}") from exc
+    with tempfile.TemporaryDirectory(prefix="rlinf-bench-videos-") as tmp:
+        videos = stage_videos(report, Path(tmp), files or StoredRunFiles(Storage()))
+        try:
+            return publisher.publish(report, replace(artifacts, videos=videos))
+        except TrackingUnavailableError as exc:
+            raise TrackingUnavailableError(f"{exc}. The report is on disk: {artifacts.report_json}") from exc

@@ -44,9 +44,8 @@ DEFAULT_HIDDEN = 32
 _IMAGE_GRID = 8
 
 FIX_HINT = (
-    "write a demo checkpoint with `python -m eval_runner.demo_checkpoint DIR` "
-    "(or eval_runner.demo_checkpoint.write_demo_checkpoint), or evaluate this checkpoint with a policy that "
-    "understands it (--policy python:MODULE:FACTORY or server:ws://HOST:PORT)"
+    "write a demo checkpoint with `python -m eval_runner.demo_checkpoint DIR`, or evaluate this checkpoint with "
+    "a policy that reads it (--policy SPEC; `rlinf-bench evaluate --help` lists every kind)"
 )
 
 

@@ -80,6 +80,33 @@ def _scheme_loader(parsed: PolicySpec, spec: str) -> SchemeLoader:
     return SCHEMES.get(parsed.scheme, context=spec)
 
 
+#: How each scheme's target is written, for the help and the docs (a scheme missing here shows SCHEME:TARGET).
+SCHEME_TARGETS: dict[str, str] = {
+    "server": "ws://HOST:PORT",
+    "openpi": "ws://HOST:PORT",
+    "python": "MODULE:FACTORY",
+    "rlinf": "CONFIG",
+}
+
+
+def policy_kinds() -> list[str]:
+    """Every kind of policy a spec can name, read from the registries: ``builtin:NAME`` for each builtin policy,
+    then ``SCHEME:TARGET`` for each other scheme (e.g. ``server:ws://HOST:PORT``)."""
+    _load_plugins()
+    from eval_runner.policies.builtin import BUILTINS
+
+    kinds = [f"builtin:{name}" for name in BUILTINS.names()]
+    return kinds + [f"{s}:{SCHEME_TARGETS.get(s, 'TARGET')}" for s in SCHEMES.names() if s != "builtin"]
+
+
+def resolve_scheme(spec: str) -> PolicySpec:
+    """``spec`` parsed, once its scheme is known here (PolicyError listing the valid schemes otherwise)."""
+    _load_plugins()
+    parsed = parse_spec(spec)
+    _scheme_loader(parsed, spec)
+    return parsed
+
+
 def valid_schemes() -> list[str]:
     """The scheme names ``load_policy`` accepts."""
     _load_plugins()
@@ -142,9 +169,12 @@ __all__ = [
     "ADAPTERS",
     "DEFAULT_ENV_KIND",
     "SCHEMES",
+    "SCHEME_TARGETS",
     "PolicyAdapter",
     "Registry",
     "load_policy",
+    "policy_kinds",
+    "resolve_scheme",
     "take_options",
     "valid_schemes",
 ]

@@ -32,6 +32,9 @@ def lambda_handler(event: FailureEvent, context: LambdaContext) -> dict[str, Any
             "run failed", extra={"job": outcome.job_name, "error": outcome.error, "reason": outcome.job_reason}
         )
         return outcome.model_dump(mode="json", exclude_none=True)
-    notice = notify_failure(doc, sns=CLIENTS.aws("sns"), topic_arn=CLIENTS.settings.results_topic_arn)
+    settings = CLIENTS.settings
+    notice = notify_failure(
+        doc, sns=CLIENTS.aws("sns"), topic_arn=settings.results_topic_arn, rerun=settings.rerun_command
+    )
     logger.error("evaluation failed", extra={"subject": notice.subject})
     return notice.model_dump(mode="json")

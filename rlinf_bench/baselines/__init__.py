@@ -8,11 +8,15 @@ from rlinf_bench.baselines.probe_targets import KNOWN_PROBES, infra_target, nccl
 from rlinf_bench.baselines.published import (
     Baseline,
     HardwareTable,
+    PublishedBest,
+    all_baselines,
     baseline_names,
     baselines_for_suite,
+    best_published,
     get_baseline,
     get_baselines,
     get_table,
+    protocol_notes,
     table_names,
 )
 
@@ -20,12 +24,16 @@ __all__ = [
     "KNOWN_PROBES",
     "Baseline",
     "HardwareTable",
+    "PublishedBest",
+    "all_baselines",
     "baseline_names",
     "baselines_for_suite",
+    "best_published",
     "get_baseline",
     "get_baselines",
     "get_table",
     "infra_target",
     "nccl_instance_types",
+    "protocol_notes",
     "table_names",
 ]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field
 
 from rlinf_bench.contracts import ProbeName, Target
 from rlinf_bench.errors import ConfigError, UnknownBaselineError
@@ -100,3 +101,24 @@ def _storage_target(metric: str, capacity_tib: float | None, tier: float | None)
             "(AWS FSx for Lustre performance documentation)"
         ),
     )
+
+
+class VerdictSize(BaseModel):
+    """The smallest run of a probe whose figure answers its target's question (``infra.yaml`` ``verdict_sizes``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    probe: str
+    setting: str = Field(description="The key in ProbeResult.settings that sizes the run")
+    at_least: float
+    unit: Literal["bytes", "parameters"]
+    flag: str = Field(description="The probe option that gives a large enough run")
+    why: str
+
+
+def verdict_size(probe: str) -> VerdictSize | None:
+    """How big a run of ``probe`` must be for its verdict to mean what the target says; None: any size does."""
+    for row in _infra_data().get("verdict_sizes", []):
+        if row["probe"] == probe:
+            return VerdictSize.model_validate(row)
+    return None

@@ -43,6 +43,25 @@ class Baseline(BaseModel):
         return None if value is None else value / 100.0
 
 
+class PublishedBest(BaseModel):
+    """A best published result, for context beside the baselines: never a verdict's reference, since the
+    leaderboards it comes from pool protocols and some give an average only."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    benchmark: str
+    model: str
+    metric: str = Field(description="What the number is, e.g. the average over four suites")
+    values: dict[str, float] = Field(description="Success rate in percent per suite id, or 'average'")
+    protocol: str = Field(
+        min_length=1, description="The episode settings it was measured under, or that none is stated"
+    )
+    decoding: str = Field(min_length=1, description="Greedy or sampled (and how), or that none is stated")
+    source: str = Field(min_length=1)
+    date: str = Field(description="When the source was read or published (YYYY-MM-DD)")
+
+
 class HardwareTable(BaseModel):
     """A qualitative comparison table from the brief, kept verbatim for reports."""
 
@@ -95,6 +114,33 @@ def _load() -> tuple[Registry[Baseline], Registry[HardwareTable]]:
                 raise ConfigError(f"baselines file {filename}: duplicate name {table.name!r}")
             tables.register(table.name, value=table)
     return baselines, tables
+
+
+@cache
+def _best() -> tuple[list[PublishedBest], dict[str, list[str]]]:
+    """The best published results and, per benchmark, the notes on what keeps numbers from being compared."""
+    doc = _read_yaml("best_published.yaml") or {}
+    try:
+        best = [PublishedBest.model_validate(raw) for raw in doc.get("best_published", [])]
+    except ValidationError as exc:
+        raise ConfigError(f"baselines file best_published.yaml: {exc}") from exc
+    notes = {str(k): [str(n) for n in v] for k, v in (doc.get("protocol_notes") or {}).items()}
+    return best, notes
+
+
+def best_published() -> list[PublishedBest]:
+    """The best published results (context for the baselines, never a verdict's reference)."""
+    return list(_best()[0])
+
+
+def protocol_notes() -> dict[str, list[str]]:
+    """Per benchmark, what keeps two published numbers from being compared (protocols, decodings)."""
+    return dict(_best()[1])
+
+
+def all_baselines() -> list[Baseline]:
+    """Every success-rate baseline, sorted by name."""
+    return _load()[0].values()
 
 
 def baseline_names() -> list[str]:

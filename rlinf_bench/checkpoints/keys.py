@@ -40,7 +40,7 @@ TEMP_FILE_PATTERNS = (
     "*.tmp.*",
 )
 
-MAX_KEY_LENGTH = 1024  # S3's own limit; longer input is certainly not a key
+MAX_KEY_BYTES = 1024  # S3's own limit on a key's UTF-8 encoding; longer input is certainly not a key
 MAX_STEP_DIGITS = 12
 
 
@@ -102,8 +102,9 @@ def check_key_text(key: str) -> None:
     """Refuse keys that are unsafe or cannot be RLinf output: raise InvalidEventError naming the problem."""
     if not key:
         raise InvalidEventError("empty object key")
-    if len(key) > MAX_KEY_LENGTH:
-        raise InvalidEventError(f"object key is {len(key)} characters long (S3 allows {MAX_KEY_LENGTH})")
+    size = len(key.encode("utf-8", "surrogatepass"))
+    if size > MAX_KEY_BYTES:
+        raise InvalidEventError(f"object key is {size} bytes long in UTF-8 (S3 allows {MAX_KEY_BYTES})")
     odd = sorted({c for c in key if c == "\\" or (unicodedata.category(c)[0] in "CZ" and c != " ")})
     if odd:
         shown = ", ".join(repr(c) for c in odd)

@@ -1,6 +1,7 @@
 """Versioned pydantic contracts: JSON on every boundary."""
 
 from rlinf_bench.contracts.checkpoint import CheckpointLayout, CheckpointRef
+from rlinf_bench.contracts.origin import RequestOrigin
 from rlinf_bench.contracts.probes import (
     Measurement,
     ProbeEnvironment,
@@ -68,6 +69,7 @@ __all__ = [
     "ProbeVerdict",
     "Provenance",
     "ProvenanceChange",
+    "RequestOrigin",
     "Resources",
     "RunResult",
     "RunStatus",

@@ -6,7 +6,11 @@ from enum import StrEnum
 
 from pydantic import Field
 
+from rlinf_bench.contracts.limits import URI_CHARS
 from rlinf_bench.contracts.versioned import Contract
+
+#: RLinf's global_step_<N> folders: a step of more digits is no step (the intake refuses such keys).
+MAX_GLOBAL_STEP = 10**12 - 1
 
 
 class CheckpointLayout(StrEnum):
@@ -22,10 +26,17 @@ class CheckpointRef(Contract):
     """One checkpoint of one training run: enough to find, name and evaluate it."""
 
     uri: str = Field(
-        description="Root of the checkpoint (the global_step_N directory): s3://bucket/prefix or a local path"
+        max_length=URI_CHARS,
+        description="Root of the checkpoint (the global_step_N directory): s3://bucket/prefix or a local path",
     )
-    experiment: str = Field(description="Training experiment name (the directory above checkpoints/)")
-    global_step: int = Field(ge=0, description="Training step the checkpoint was saved at")
+    experiment: str = Field(
+        max_length=1024,  # one segment of an S3 key, which is at most 1,024 bytes
+        description="Training experiment name (the directory above checkpoints/), kept as written: ids derived "
+        "from it fold it to ASCII",
+    )
+    global_step: int = Field(
+        ge=0, le=MAX_GLOBAL_STEP, description="Training step the checkpoint was saved at (at most 12 digits)"
+    )
     layout: CheckpointLayout = CheckpointLayout.FSDP_DCP
 
     @property

@@ -16,6 +16,7 @@ Roots are local paths or ``s3://`` URIs alike.
 from __future__ import annotations
 
 __all__ = [
+    "ENTRY_PAGE",
     "REPORT_FILES",
     "REPORT_JSON",
     "join_uri",
@@ -29,6 +30,8 @@ __all__ = [
 REPORT_JSON = "checkpoint_report.json"
 #: The report files stored under :func:`report_prefix` (and published to MLflow as they are).
 REPORT_FILES = (REPORT_JSON, "report.md", "sr_vs_step.png")
+#: The report site's one entry page (under ``report/site/``): what commands print and messages link.
+ENTRY_PAGE = "report.html"
 
 
 def join_uri(base: str, *parts: str) -> str:

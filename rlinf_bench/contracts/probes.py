@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlinf_bench.contracts.limits import Message, Name
 from rlinf_bench.contracts.versioned import Contract
 
 
@@ -64,7 +65,7 @@ class Measurement(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     value: float
-    unit: str
+    unit: Name
 
 
 class Target(BaseModel):
@@ -72,11 +73,11 @@ class Target(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    metric: str = Field(description="Key into ProbeResult.values")
+    metric: Name = Field(description="Key into ProbeResult.values")
     op: Literal[">", ">=", "<", "<="]
     value: float
-    unit: str
-    source: str = Field(default="", description="Where the target comes from (baseline name, brief, default)")
+    unit: Name
+    source: Name = Field(default="", description="Where the target comes from (baseline name, brief, default)")
 
 
 class ProbeEnvironment(BaseModel):
@@ -95,12 +96,29 @@ class ProbeEnvironment(BaseModel):
     fs_capacity_bytes: int | None = None
 
 
+class SimCanaryDetails(BaseModel):
+    """``ProbeResult.details`` of the simulator canary (``sim_canary``), as the report reads it.
+
+    The details are free-form for the other probes; the canary's are read field by field, so they are
+    validated here first: a result whose details have another shape is stated as unreadable instead of
+    stopping the checkpoint's report (:mod:`rlinf_bench.reporting.canary`).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    summary: str = ""
+    moved: list[str] = Field(default_factory=list, description="One line per episode that differs from the reference")
+    versions_here: dict[str, str] = Field(default_factory=dict, description="Simulator packages of this run")
+    versions_reference: dict[str, str] = Field(default_factory=dict, description="Those of the reference")
+    episodes: int | None = Field(default=None, ge=0, description="Canary episodes played")
+
+
 class ProbeResult(Contract):
-    probe: str
-    values: dict[str, Measurement] = Field(default_factory=dict)
+    probe: Name
+    values: dict[Name, Measurement] = Field(default_factory=dict, max_length=1000)
     target: Target | None = None
     verdict: ProbeVerdict
-    reason: str = Field(default="", description="Why the verdict is fail or not_available")
+    reason: Message = Field(default="", description="Why the verdict is fail or not_available")
     settings: dict[str, Any] = Field(default_factory=dict, description="Parameters the probe ran with")
     details: dict[str, Any] = Field(default_factory=dict, description="Tables, per-size rows, samples")
     environment: ProbeEnvironment = Field(default_factory=ProbeEnvironment)

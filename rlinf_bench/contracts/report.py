@@ -12,6 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.limits import Message, Name, Uri
+from rlinf_bench.contracts.origin import RequestOrigin
 from rlinf_bench.contracts.probes import ProbeResult
 from rlinf_bench.contracts.protocol_profiles import RunProtocol
 from rlinf_bench.contracts.results import Provenance, RunStatus
@@ -40,8 +42,8 @@ class RunSummary(_Model):
     status: RunStatus
     success_rate: float | None = Field(default=None, description="None when the run failed")
     episodes: int = 0
-    error: str | None = None
-    source: str = Field(default="", description="File or URI the RunResult was read from")
+    error: Message | None = None
+    source: Uri = Field(default="", description="File or URI the RunResult was read from")
     provenance: Provenance | None = Field(
         default=None, description="The run's provenance (None in reports written before it was kept)"
     )
@@ -64,7 +66,7 @@ class TaskSummary(_Model):
     """One task across the runs."""
 
     task_id: int
-    task_name: str
+    task_name: Name
     run_success_rates: list[float | None] = Field(description="Per run (by position in SuiteReport.runs)")
     success_rate_mean: float
     success_rate_std: float | None = Field(description="Sample std over runs; None with fewer than 2 runs")
@@ -90,8 +92,8 @@ class StateEpisode(_Model):
     success: bool
     steps: int = 0
     retries: int = 0
-    video: str | None = None
-    error: str | None = None
+    video: Uri | None = None
+    error: Message | None = None
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -117,7 +119,7 @@ class StateFlip(_Model):
     the reverse."""
 
     task_id: int
-    task_name: str = ""
+    task_name: Name = ""
     init_state: int
     direction: Literal["to_failure", "to_success"]
     before: str = Field(description="successes/trials at the reference checkpoint, e.g. 3/3")
@@ -136,9 +138,9 @@ class ProvenanceChange(_Model):
 class Verdict(_Model):
     """One comparison with a reference, with the test that decided it."""
 
-    suite: str
-    task: str | None = Field(default=None, description="Task name, for per-task baselines")
-    against: str = Field(description="Baseline name, 'previous' or 'best'")
+    suite: Name
+    task: Name | None = Field(default=None, description="Task name, for per-task baselines")
+    against: Name = Field(description="Baseline name, 'previous' or 'best'")
     kind: Literal["baseline", "previous", "best"]
     value: VerdictValue
     reference: float | None = Field(default=None, description="Reference success rate (fraction)")
@@ -153,8 +155,8 @@ class Verdict(_Model):
     p_value_above: float | None = Field(default=None, description="One-sided p for 'above reference'")
     paired: bool = False
     units: int = Field(default=0, description="Initial-state clusters (paired) or effective episodes compared")
-    reason: str = ""
-    caveat: str = Field(
+    reason: Message = ""
+    caveat: Message = Field(
         default="",
         description="A difference from the reference that leaves the verdict standing but must be read with it, "
         "e.g. 'decoding differs: greedy vs sampled T=1.6' (differences in max steps or settle are not_comparable)",
@@ -182,7 +184,7 @@ class AdaptiveStatus(_Model):
 class SuiteReport(_Model):
     """One suite of one checkpoint, aggregated over its runs."""
 
-    suite: str
+    suite: Name
     runs_expected: int
     runs_completed: int
     complete: bool = Field(description="Every expected run finished: only then are verdicts given")
@@ -224,20 +226,22 @@ class InfraCheck(_Model):
     unit: str = ""
     op: str = ""
     target: float | None = None
-    verdict: Literal["pass", "fail", "not_available"]
-    source: str = ""
-    reason: str = ""
+    verdict: Literal["pass", "fail", "not_decided", "not_available"] = Field(
+        description="not_decided: measured against a target by a run too small to answer it (demo size)"
+    )
+    source: Name = ""
+    reason: Message = ""
 
 
 class CheckpointReport(Contract):
     """Everything one checkpoint's evaluation produced: what MLflow, email and Slack show."""
 
-    request_id: str = ""
+    request_id: Name = ""
     checkpoint: CheckpointRef | None = None
-    checkpoint_uri: str = ""
-    experiment: str = ""
+    checkpoint_uri: Uri = ""
+    experiment: str = Field(default="", max_length=1024)
     global_step: int | None = None
-    policy: str = ""
+    policy: Uri = ""
     created_at: str = ""
     generator: str = Field(default="", description="rlinf-bench version that aggregated the runs")
     success_rate: float | None = Field(description="Mean over suites of each suite's success_rate_mean")
@@ -251,6 +255,10 @@ class CheckpointReport(Contract):
     baselines: list[str] = Field(default_factory=list)
     links: dict[str, str] = Field(default_factory=dict, description="mlflow_run, report files, results")
     sources: list[str] = Field(default_factory=list, description="RunResult files or URIs aggregated")
+    origin: RequestOrigin = Field(
+        default_factory=RequestOrigin,
+        description="The request's origin: what the user ran, for the fixes verdicts name",
+    )
 
     def suite(self, name: str) -> SuiteReport | None:
         return next((s for s in self.suites if s.suite == name), None)

@@ -5,15 +5,28 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
-from rlinf_bench.contracts.identifiers import check_path_segments, check_request_id
+from rlinf_bench.contracts.identifiers import ascii_part, check_path_segments, check_request_id
 from rlinf_bench.contracts.layout import result_root, run_result_uri
+from rlinf_bench.contracts.limits import (
+    DAY_S,
+    MAX_DEADLINE_S,
+    MAX_QUEUE_LIMIT_MIN,
+    MAX_STEPS,
+    MAX_TRIALS,
+    Name,
+    Seed,
+    SettingText,
+    Uri,
+)
+from rlinf_bench.contracts.origin import RequestOrigin
 from rlinf_bench.contracts.probes import OPT_IN_PROBES, PROBE_REQUIRED_ARGS, ProbeName
 from rlinf_bench.contracts.protocol_profiles import DEFAULT_PROTOCOL
+from rlinf_bench.contracts.suite_names import canonical_suite_name
 from rlinf_bench.contracts.versioned import Contract
 
 #: The brief's defaults for every eval matrix (EvalMatrix): the paper's "Reference Results" suites,
@@ -33,7 +46,19 @@ DEFAULT_PROBES = tuple(name for name in ProbeName if not PROBE_REQUIRED_ARGS[nam
 #: 20 min splits libero_10 (~1,530 s with 8 workers at the measured rate) in two, the other LIBERO suites not.
 DEFAULT_SHARD_TARGET_S = 1200
 #: Matrix fields that change how the work is split into Jobs, not what is measured: left out of the digest.
-_LAYOUT_ONLY_FIELDS = ("videos", "shards", "shard_target_s", "kueue")  # kueue: where Jobs wait
+# kueue: where Jobs wait; origin: who started it (the words of a fix), not what is measured
+_LAYOUT_ONLY_FIELDS = ("videos", "shards", "shard_target_s", "kueue", "origin")
+#: Parallel environment workers of one Job (the CPU count of the largest GPU nodes).
+MAX_WORKERS = 256
+#: Episode videos kept per task and run.
+MAX_VIDEOS = 100
+#: Runs of a suite (the paper uses 3, the adaptive budget extends to 6).
+MAX_RUNS = 100
+#: The matrix's free ``extra`` settings, as JSON: it travels in every Step Functions input (256 KiB at most).
+MAX_EXTRA_BYTES = 16 * 1024
+#: Task ids of one suite (LIBERO-90 has 90, RoboTwin 50).
+MAX_TASKS = 1000
+TaskId = Annotated[int, Field(ge=0, le=MAX_TASKS * 100)]
 
 
 class Resources(BaseModel):
@@ -41,10 +66,10 @@ class Resources(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    gpu: int = Field(default=1, ge=0)
-    cpu: str = "8"
-    memory: str = "64Gi"
-    gpu_resource_key: str = "nvidia.com/gpu"
+    gpu: int = Field(default=1, ge=0, le=64, description="GPUs of the container (count)")
+    cpu: Name = "8"
+    memory: Name = "64Gi"
+    gpu_resource_key: Name = "nvidia.com/gpu"
 
 
 class SuiteSelection(BaseModel):
@@ -52,14 +77,17 @@ class SuiteSelection(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="Suite id, e.g. libero_spatial")
-    tasks: list[int] | None = Field(default=None, description="Task ids to run; None means all")
-    max_steps: int | None = Field(default=None, ge=1, description="Override the suite's max steps")
+    name: Name = Field(description="Suite id, e.g. libero_spatial")
+    tasks: list[TaskId] | None = Field(
+        default=None, max_length=MAX_TASKS, description="Task ids to run; None means all"
+    )
+    max_steps: int | None = Field(default=None, ge=1, le=MAX_STEPS, description="Override the suite's max steps")
 
     @field_validator("name")
     @classmethod
     def _name_is_a_path(cls, value: str) -> str:
-        return check_path_segments(value, allow_slash=True)  # robotwin/<task> is a folder under the result root
+        # "LIBERO-Long" -> libero_10; robotwin/<task> is a folder under the result root
+        return check_path_segments(canonical_suite_name(value), allow_slash=True)
 
 
 class ProbeSpec(BaseModel):
@@ -68,9 +96,11 @@ class ProbeSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: ProbeName = Field(description="Which probe: " + " | ".join(ProbeName))
-    args: list[str] = Field(default_factory=list, description="Extra CLI arguments for the probe")
-    nodes: int = Field(default=1, ge=1)
-    gpus_per_node: int = Field(default=1, ge=0)
+    args: list[SettingText] = Field(
+        default_factory=list, max_length=64, description="Extra CLI arguments for the probe"
+    )
+    nodes: int = Field(default=1, ge=1, le=1024)
+    gpus_per_node: int = Field(default=1, ge=0, le=64)
 
 
 class Toleration(BaseModel):
@@ -78,9 +108,9 @@ class Toleration(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    key: str
+    key: Name
     operator: Literal["Exists", "Equal"] = "Exists"
-    value: str | None = None
+    value: Name | None = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = "NoSchedule"
 
 
@@ -89,29 +119,38 @@ class JobSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    namespace: str = Field(
+    namespace: Name = Field(
         default="rlinf-eval", description="Namespace of every Job (the RBAC in deploy/k8s is scoped to it)"
     )
-    service_account: str = Field(default="rlinf-bench-runner", description="Pod service account (IRSA / Pod Identity)")
-    node_selector: dict[str, str] = Field(default_factory=lambda: {"role": "gpu-training"})
+    service_account: Name = Field(default="rlinf-bench-runner", description="Pod service account (IRSA / Pod Identity)")
+    node_selector: dict[Name, Name] = Field(default_factory=lambda: {"role": "gpu-training"}, max_length=64)
     tolerations: list[Toleration] = Field(
-        default_factory=lambda: [Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")]
+        default_factory=lambda: [Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")],
+        max_length=64,
     )
-    checkpoint_pvc: str = Field(
+    checkpoint_pvc: Name = Field(
         default="fsx-claim", description="PVC of the FSx file system, mounted read-only; empty: no checkpoint volume"
     )
-    checkpoint_mount_path: str = "/fsx"
-    results_pvc: str = Field(default="", description="PVC for results; empty: an emptyDir (results go to S3 anyway)")
-    results_mount_path: str = "/results"
-    shm_size: str = Field(default="16Gi", description="Size limit of the in-memory /dev/shm")
-    backoff_limit: int = Field(default=1, ge=0, description="Pod retries before the Job fails")
-    eval_deadline_s: int = Field(default=4 * 3600, ge=1, description="activeDeadlineSeconds of eval Jobs")
-    probe_deadline_s: int = Field(default=3600, ge=1, description="activeDeadlineSeconds of probe Jobs")
-    ttl_after_finished_s: int = Field(default=7 * 24 * 3600, ge=0, description="Finished Jobs are deleted after this")
-    run_as_user: int = Field(default=1000, ge=1, description="Non-root UID of the containers")
+    checkpoint_mount_path: Uri = "/fsx"
+    results_pvc: Name = Field(default="", description="PVC for results; empty: an emptyDir (results go to S3 anyway)")
+    results_mount_path: Uri = "/results"
+    shm_size: Name = Field(default="16Gi", description="Size limit of the in-memory /dev/shm")
+    backoff_limit: int = Field(default=1, ge=0, le=100, description="Pod retries before the Job fails")
+    eval_deadline_s: int = Field(
+        default=4 * 3600, ge=1, le=MAX_DEADLINE_S, description="activeDeadlineSeconds of eval Jobs (seconds)"
+    )
+    probe_deadline_s: int = Field(
+        default=3600, ge=1, le=MAX_DEADLINE_S, description="activeDeadlineSeconds of probe Jobs (seconds)"
+    )
+    ttl_after_finished_s: int = Field(
+        default=7 * DAY_S, ge=0, le=365 * DAY_S, description="Finished Jobs are deleted after this (seconds)"
+    )
+    run_as_user: int = Field(default=1000, ge=1, le=2**31 - 1, description="Non-root UID of the containers")
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
-    priority_class: str = ""
-    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables for every container")
+    priority_class: Name = ""
+    env: dict[Name, SettingText] = Field(
+        default_factory=dict, max_length=128, description="Extra environment variables for every container"
+    )
 
 
 #: A DNS-1123 label: what Kubernetes accepts as an object name that is also a label value (<= 63 characters).
@@ -131,8 +170,10 @@ class KueueSettings(BaseModel):
     queue_limit_min: int = Field(
         default=120,
         ge=1,
-        description="How long a Job may wait for admission (or for a node) before its run fails as "
-        "'never admitted'; the queue sentinel keeps it alive until then",
+        le=MAX_QUEUE_LIMIT_MIN,
+        description="Minutes a Job may wait, counted from its creation, its last admission or eviction, or its "
+        "newest pod, for admission (or for a node) before its run fails as 'never admitted' (or 'no node'); the "
+        "queue sentinel keeps it alive until then",
     )
 
     @field_validator("queue", "priority_class")
@@ -156,13 +197,19 @@ class WorkflowSettings(BaseModel):
     heartbeat_s: int = Field(
         default=1800,
         ge=1,
+        le=DAY_S,
         description="A Job silent this long counts as lost (pod evicted, node gone). It must cover scheduling "
         "and the image pull, since heartbeats start with the Job's process",
     )
     queue_s: int = Field(
-        default=1800, ge=0, description="Added to a Job's activeDeadlineSeconds for the state's TimeoutSeconds"
+        default=1800,
+        ge=0,
+        le=MAX_DEADLINE_S,
+        description="Added to a Job's activeDeadlineSeconds for the state's TimeoutSeconds (seconds)",
     )
-    max_concurrency: int = Field(default=0, ge=0, description="Jobs of one Map running at once; 0 = no limit")
+    max_concurrency: int = Field(
+        default=0, ge=0, le=10_000, description="Jobs of one Map running at once; 0 = no limit"
+    )
 
 
 class EvalRun(Contract):
@@ -170,26 +217,30 @@ class EvalRun(Contract):
 
     request_id: str
     checkpoint: CheckpointRef
-    suite: str
-    run_index: int = Field(ge=0)
-    seed: int
-    task_ids: list[int] | None = None
+    suite: Name
+    run_index: int = Field(ge=0, le=MAX_RUNS)
+    seed: Seed
+    task_ids: list[TaskId] | None = Field(default=None, max_length=MAX_TASKS)
     trials_per_task: int = Field(
-        default=50, ge=1, description="Episodes per task, one per initial state (as in EvalMatrix and RunResult)"
+        default=50,
+        ge=1,
+        le=MAX_TRIALS,
+        description="Episodes per task, one per initial state (as in EvalMatrix and RunResult)",
     )
-    max_steps: int | None = Field(default=None, ge=1)
-    policy: str = "builtin:demo"
-    workers: int = Field(default=1, ge=1)
+    max_steps: int | None = Field(default=None, ge=1, le=MAX_STEPS)
+    policy: Uri = "builtin:demo"
+    workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
     videos: int = Field(
         default=0,
         ge=0,
+        le=MAX_VIDEOS,
         description="Episode videos (MP4) kept per task: failures first, then successes; 0 records none",
     )
-    output_uri: str | None = Field(default=None, description="Where the RunResult JSON goes (local path or s3://)")
+    output_uri: Uri | None = Field(default=None, description="Where the RunResult JSON goes (local path or s3://)")
     protocol: Literal["oft", "rlinf"] = Field(
         default=DEFAULT_PROTOCOL, description="Episode settings profile (docs/evaluation.md); default rlinf"
     )
-    settle_steps: int | None = Field(default=None, ge=0, description="Override the protocol's settle steps")
+    settle_steps: int | None = Field(default=None, ge=0, le=10_000, description="Override the protocol's settle steps")
     settle_gripper: float | None = Field(default=None, ge=-1, le=1, description="Override the settle action's gripper")
     resolution: int | None = Field(default=None, ge=16, le=1024, description="Override the camera render resolution")
     on_episode_error: Literal["fail-run", "fail-episode"] = Field(
@@ -204,7 +255,7 @@ class EvalRun(Contract):
     @field_validator("suite")
     @classmethod
     def _suite_is_a_path(cls, value: str) -> str:
-        return check_path_segments(value, allow_slash=True)
+        return check_path_segments(canonical_suite_name(value), allow_slash=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -239,16 +290,22 @@ class EvalMatrix(BaseModel):
 
     suites: list[SuiteSelection] = Field(
         default_factory=lambda: [SuiteSelection(name=s) for s in DEFAULT_SUITES],
+        max_length=64,
         description="Suites to evaluate (a name alone is enough); default: the paper's four LIBERO suites",
     )
-    runs: int = Field(default=3, ge=1, description="Evaluation runs per suite (the paper uses 3)")
-    trials_per_task: int = Field(default=50, ge=1)
-    seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_SEEDS))
-    policy: str = "builtin:demo"
-    workers: int = Field(default=8, ge=1)
+    runs: int = Field(default=3, ge=1, le=MAX_RUNS, description="Evaluation runs per suite (the paper uses 3)")
+    trials_per_task: int = Field(default=50, ge=1, le=MAX_TRIALS)
+    seeds: list[Seed] = Field(
+        default_factory=lambda: list(DEFAULT_SEEDS),
+        max_length=MAX_RUNS,
+        description="One seed per run, each from 0 to 2**32 - 1 (numpy's seeding range, which LIBERO's env.seed uses)",
+    )
+    policy: Uri = "builtin:demo"
+    workers: int = Field(default=8, ge=1, le=MAX_WORKERS)
     videos: int = Field(
         default=DEFAULT_VIDEOS,
         ge=0,
+        le=MAX_VIDEOS,
         description="Episode videos (MP4 at the policy's camera resolution) kept per task and run: failures first, "
         "then successes; 0 records none. Not part of the matrix digest: videos do not change what is measured",
     )
@@ -272,17 +329,19 @@ class EvalMatrix(BaseModel):
     shard_target_s: int = Field(
         default=DEFAULT_SHARD_TARGET_S,
         ge=60,
+        le=DAY_S,
         description="With shards: auto, the longest a shard may take, worst case to the horizon, in seconds",
     )
-    image: str = ""
-    robotwin_image: str = Field(
+    image: Uri = ""
+    robotwin_image: Uri = Field(
         default="",
         description="Eval image for RoboTwin suites (docker/Dockerfile.eval-robotwin): the runtime's pins need their own",
     )
-    probe_image: str = ""
+    probe_image: Uri = ""
     resources: Resources = Field(default_factory=Resources)
     probes: list[ProbeSpec] = Field(
         default_factory=lambda: [ProbeSpec(name=p) for p in DEFAULT_PROBES],
+        max_length=32,
         description="Infrastructure probes to run next to the evaluations (a name alone is enough for gpu and nccl; "
         "storage and checkpoint_io need args [--path, DIR], throughput [--experiment, NAME]); default: gpu, nccl",
     )
@@ -296,17 +355,23 @@ class EvalMatrix(BaseModel):
         "none: Jobs go straight to the scheduler. Not part of the matrix digest: the queue does not change what "
         "is measured",
     )
-    baselines: list[str] = Field(
+    baselines: list[Name] = Field(
         default_factory=lambda: list(DEFAULT_BASELINES),
+        max_length=32,
         description="Baseline names: published (e.g. libero/openvla-oft-rlinf), previous, best",
     )
-    output_prefix: str = Field(default="", description="Where RunResults and reports are written")
+    output_prefix: Uri = Field(default="", description="Where RunResults and reports are written")
     adaptive: bool = Field(
         default=False,
         description="Adaptive budget (docs/statistics.md): evaluate in rounds, stop once the verdicts are decided, "
         "extend a borderline suite up to 6 runs; default: the fixed protocol of `runs` runs",
     )
     extra: dict[str, Any] = Field(default_factory=dict)
+    origin: RequestOrigin = Field(
+        default_factory=RequestOrigin,
+        description="Set by the command that builds the matrix (demo, pipeline, watch): what the user ran, so a "
+        "verdict's fix names their own lever. Not part of the matrix digest",
+    )
 
     @field_validator("suites", "probes", mode="before")
     @classmethod
@@ -319,8 +384,20 @@ class EvalMatrix(BaseModel):
     @field_validator("shards")
     @classmethod
     def _shards_positive(cls, value: int | str) -> int | str:
-        if isinstance(value, int) and value < 1:
-            raise ValueError(f"shards: {value} is not a shard count; give an integer >= 1 (1: no sharding) or auto")
+        if isinstance(value, int) and not 1 <= value <= MAX_TASKS:
+            raise ValueError(
+                f"shards: {value} is not a shard count; give an integer from 1 (no sharding) to {MAX_TASKS}, or auto"
+            )
+        return value
+
+    @field_validator("extra")
+    @classmethod
+    def _extra_fits(cls, value: dict[str, Any]) -> dict[str, Any]:
+        size = len(json.dumps(value, default=str).encode())
+        if size > MAX_EXTRA_BYTES:
+            raise ValueError(
+                f"extra is {size} bytes as JSON; at most {MAX_EXTRA_BYTES} fit (it travels in every execution input)"
+            )
         return value
 
     @model_validator(mode="after")
@@ -374,7 +451,8 @@ class EvalRequest(Contract, EvalMatrix):
     @model_validator(mode="after")
     def _derive_request_id(self) -> Self:
         if not self.request_id:
-            self.request_id = request_id_for(self.checkpoint)
+            # Checked here too: an id that a later read-back would refuse must fail now, at first sight.
+            self.request_id = check_request_id(request_id_for(self.checkpoint))
         return self
 
     def result_root(self, digest: str | None = None) -> str:
@@ -417,8 +495,10 @@ def request_id_for(checkpoint: CheckpointRef) -> str:
     """A short deterministic id for a checkpoint: the same checkpoint always gets the same id.
 
     Used as the Step Functions execution name and in Job names, which is what makes
-    re-submission idempotent.
+    re-submission idempotent. ``<experiment's ASCII part>-s<step>-<URI digest>``: any experiment name
+    (``实验``, ``café-run``, emoji, hundreds of characters) gives an id of at most 55 ASCII characters;
+    the digest keeps apart checkpoints whose names fold alike.
     """
     digest = hashlib.sha256(checkpoint.uri.rstrip("/").encode()).hexdigest()[:10]
-    exp = "".join(c if c.isalnum() else "-" for c in checkpoint.experiment.lower()).strip("-")[:30]
+    exp = ascii_part(checkpoint.experiment, 30)
     return f"{exp or 'exp'}-s{checkpoint.global_step}-{digest}"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.limits import Message, Name, SettingText, Uri
 from rlinf_bench.contracts.protocol_profiles import RunProtocol
 from rlinf_bench.contracts.versioned import Contract
 
@@ -35,8 +36,8 @@ class EpisodeResult(BaseModel):
     steps: int = Field(ge=0, description="Policy steps taken (settle steps excluded)")
     wall_s: float = Field(ge=0)
     retries: int = Field(default=0, ge=0, description="Times the episode was re-run after a worker crash")
-    video: str | None = None
-    error: str | None = Field(
+    video: Uri | None = None
+    error: Message | None = Field(
         default=None,
         description="Simulator error that ended the episode as a failure (--on-episode-error fail-episode)",
     )
@@ -48,8 +49,8 @@ class TaskResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     task_id: int = Field(ge=0)
-    task_name: str
-    language: str = ""
+    task_name: Name
+    language: SettingText = ""
     trials: int = Field(ge=0, description="Episodes scheduled")
     successes: int = Field(ge=0)
     success_rate: float = Field(ge=0, le=1, description="successes / episodes finished")
@@ -96,18 +97,20 @@ class Provenance(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    packages: dict[str, str] = Field(default_factory=dict, description="Versions incl. simulator packages")
-    python: str = ""
-    git_sha: str | None = None
-    host: str = ""
-    platform: str = ""
-    cpu: str = ""
+    packages: dict[Name, Name] = Field(
+        default_factory=dict, max_length=5000, description="Versions incl. simulator packages"
+    )
+    python: Name = ""
+    git_sha: Name | None = None
+    host: Name = ""
+    platform: Name = ""
+    cpu: Name = ""
     cpu_count: int = 0
-    gpu: list[str] = Field(default_factory=list)
-    rendering_backend: str = Field(default="", description="MUJOCO_GL value and EGL device, if any")
-    image_digest: str | None = None
-    command: list[str] = Field(default_factory=list)
-    checkpoint_sha256: str | None = Field(default=None, description="Digest of the weights the policy loaded")
+    gpu: list[Name] = Field(default_factory=list, max_length=64)
+    rendering_backend: Name = Field(default="", description="MUJOCO_GL value and EGL device, if any")
+    image_digest: Uri | None = None
+    command: list[SettingText] = Field(default_factory=list, max_length=1000)
+    checkpoint_sha256: Name | None = Field(default=None, description="Digest of the weights the policy loaded")
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -127,14 +130,14 @@ class Timings(BaseModel):
 class RunResult(Contract):
     """The outcome of one EvalRun."""
 
-    request_id: str = ""
-    suite: str
+    request_id: Name = ""
+    suite: Name
     run_index: int = Field(ge=0)
     seed: int
-    policy: str
+    policy: Uri
     checkpoint: CheckpointRef | None = None
     status: RunStatus
-    error: str | None = Field(default=None, description="Why the run is incomplete or failed")
+    error: Message | None = Field(default=None, description="Why the run is incomplete or failed")
     trials_per_task: int = Field(ge=1)
     max_steps: int = Field(ge=1)
     settle_steps: int = Field(ge=0)

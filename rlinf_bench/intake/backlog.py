@@ -1,25 +1,34 @@
-"""Hold the backlog: at most ``max_running`` executions per experiment, and which held checkpoints start next.
+"""Hold the backlog: at most ``max_running`` executions per training run, and which held checkpoints start next.
 
-A complete checkpoint is *admitted* (a slot of its experiment is free: it starts) or *held* (recorded with
-the reason). When one of the experiment's executions ends, :meth:`Backlog.finish` frees its slot and picks
-from the held ones by ``when_free``:
+A run is known by its whole identity, the folder that holds its checkpoints (bucket and the prefix up to
+``checkpoints``, :func:`run_of`): ``alice/ppo`` and ``bob/ppo`` are two runs with their own slots and their
+own newest checkpoint. A complete checkpoint is recorded *held*, then :meth:`Backlog.release` starts what
+the policy picks while the run has free slots; when one of the run's executions ends, :meth:`Backlog.finish`
+frees its slot and releases again, by ``when_free``:
 
 - ``all``: every held checkpoint starts, oldest step first, as slots allow (the others stay held);
 - ``latest``: the newest held checkpoint starts, every older one is *superseded*;
 - ``every:K``: held checkpoints whose step is a multiple of K are kept (oldest first), the rest superseded.
 
 The final checkpoint of a run is never superseded: nothing in an RLinf layout marks a run's last save, so
-"final" is defined as the newest checkpoint of the experiment held so far, and every policy starts it (a
+"final" is defined as the newest checkpoint of the run held so far, and every policy starts it (a
 checkpoint is only ever superseded in favour of a newer one, so the last save of a finished run is never).
 
-Exactly-once: every change of a checkpoint's state is a conditional write in the store (``held`` to
-``started`` or ``superseded``, never both), and slot counts change only with a checkpoint's transition, so
-a redelivered event or a concurrent release cannot start, supersede or free twice.
+Transactional with the start: a checkpoint takes a slot by moving ``held`` to ``starting`` in one
+conditional write with the slot itself, and becomes ``started`` only once its execution exists. A start
+that fails (throttled, timed out) leaves it ``starting`` with its slot, and every later call for the run
+(the redelivered event, the next end event, the next arrival) starts it again before anything else; the
+start is idempotent (one execution name per checkpoint), so a start whose answer was lost does not run
+twice. A start Step Functions refuses for good (InvalidRequestError) gives the slot back and supersedes
+the checkpoint with the reason. An end event frees the slot whether the checkpoint is ``starting`` or
+``started``, and a repeated one releases again without freeing twice. Slots are the set of the run's
+``starting`` and ``started`` checkpoints, moved in the same write as each state, so they cannot leak.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Protocol
@@ -27,8 +36,14 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.errors import ContractError, InvalidRequestError
 
 log = logging.getLogger("rlinf_bench.intake.backlog")
+
+#: ``every:K``: K in ASCII digits, 1 to 999,999,999 (a step count; ``every:²`` is no number).
+_EVERY = re.compile(r"every:([1-9][0-9]{0,8})")
+#: Executions of one run at once: above this a limit is no limit (a typo for 0, or for 1).
+MAX_RUNNING_LIMIT = 1000
 
 
 class BacklogPolicy(BaseModel):
@@ -36,33 +51,50 @@ class BacklogPolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    #: executions of one experiment that may run at once; 0 = no limit
-    max_running: int = Field(default=0, ge=0)
+    #: executions of one run that may run at once; 0 = no limit
+    max_running: int = Field(default=0, ge=0, le=MAX_RUNNING_LIMIT)
     #: which held checkpoints start when an execution ends: all | latest | every:K
     when_free: str = "all"
 
     @field_validator("when_free")
     @classmethod
     def _known(cls, value: str) -> str:
-        if value in ("all", "latest"):
+        if value in ("all", "latest") or _EVERY.fullmatch(value):
             return value
-        head, _, k = value.partition(":")
-        if head == "every" and k.isdigit() and int(k) > 0:
-            return value
-        raise ValueError(f"backlog.when_free {value!r}: give all, latest or every:K (K a positive step count)")
+        raise ValueError(
+            f"backlog.when_free {value[:40]!r} is not a policy: give all, latest or every:K "
+            "(K a step count from 1 to 999999999 in digits 0-9, e.g. every:100)"
+        )
 
     @property
     def limited(self) -> bool:
         return self.max_running > 0
 
+    @property
+    def every(self) -> int:
+        """K of ``every:K`` (0 for the other policies)."""
+        match = _EVERY.fullmatch(self.when_free)
+        return int(match.group(1)) if match else 0
+
+
+def run_of(uri: str) -> str:
+    """The run a checkpoint belongs to: its root's parent folder (``s3://b/alice/ppo/checkpoints``)."""
+    return uri.rstrip("/").rsplit("/", 1)[0]
+
 
 class State(StrEnum):
     HELD = "held"
+    #: took a slot; its execution is being started (started again on the next call if that failed)
+    STARTING = "starting"
     STARTED = "started"
     SUPERSEDED = "superseded"
     FINISHED = "finished"
     #: a held or superseded checkpoint that ``backfill --superseded`` evaluated on request
     BACKFILLED = "backfilled"
+
+
+#: States that hold one of the run's slots.
+RUNNING = frozenset({State.STARTING, State.STARTED})
 
 
 class Entry(BaseModel):
@@ -75,36 +107,43 @@ class Entry(BaseModel):
     reason: str = ""
     checkpoint_json: str = ""  # the CheckpointRef, so a released one starts with the ref it arrived with
 
+    @property
+    def run(self) -> str:
+        return run_of(self.uri)
+
     def ref(self) -> CheckpointRef:
         return CheckpointRef.model_validate_json(self.checkpoint_json)
 
 
 class BacklogStore(Protocol):
-    """Conditional writes only: every method returns whether its condition held (it changed something)."""
+    """Conditional writes only: every method that writes returns whether its condition held (it changed something).
+
+    A checkpoint's membership of its run's held set and of its run's running slots follows its state
+    (``held``; ``starting`` or ``started``) and moves in the same write as the state.
+    """
 
     def create(self, entry: Entry) -> bool:
-        """Record ``entry`` if its checkpoint has no entry yet."""
+        """Record ``entry`` (held) if its checkpoint has no entry yet."""
         ...
 
     def get(self, uri: str) -> Entry | None: ...
 
-    def transition(self, uri: str, old: State, new: State, reason: str) -> bool:
-        """Move a checkpoint from ``old`` to ``new`` (only if it is in ``old``)."""
+    def transition(self, uri: str, old: State, new: State, reason: str, *, limit: int = 0) -> bool:
+        """Move a checkpoint from ``old`` to ``new`` (only if it is in ``old``); entering a running state also
+        needs fewer than ``limit`` running checkpoints in its run (0: no limit)."""
         ...
 
-    def claim_slot(self, experiment: str, limit: int) -> bool:
-        """Take one running slot of ``experiment`` if fewer than ``limit`` are taken."""
+    def held(self, run: str) -> list[Entry]: ...
+
+    def running(self, run: str) -> list[Entry]:
+        """The run's checkpoints that hold a slot (``starting`` or ``started``)."""
         ...
-
-    def free_slot(self, experiment: str) -> None: ...
-
-    def held(self, experiment: str) -> list[Entry]: ...
 
     def entries(self) -> list[Entry]: ...
 
 
-#: Starts the execution of a released checkpoint (the router's idempotent start).
-Start = Callable[[CheckpointRef], None]
+#: Starts the execution of a checkpoint (the router's idempotent start); raises when it could not.
+Start = Callable[[CheckpointRef], object]
 
 
 def choose(policy: BacklogPolicy, held: list[Entry]) -> tuple[list[Entry], list[tuple[Entry, str]]]:
@@ -116,7 +155,7 @@ def choose(policy: BacklogPolicy, held: list[Entry]) -> tuple[list[Entry], list[
     if policy.when_free == "latest":
         reason = f"superseded by step {newest.global_step} (backlog when_free=latest)"
         return [newest], [(e, reason) for e in ordered[:-1]]
-    k = int(policy.when_free.split(":")[1])
+    k = policy.every
     keep = [e for e in ordered if e.global_step % k == 0 or e is newest]
     dropped = [(e, f"step not a multiple of {k} (backlog when_free=every:{k})") for e in ordered if e not in keep]
     return keep, dropped
@@ -129,62 +168,86 @@ class Backlog:
         self.policy = policy
         self.store = store
 
-    def admit(self, ref: CheckpointRef) -> Entry:
-        """Start (slot free) or hold ``ref``; a checkpoint already decided keeps its decision."""
+    def admit(self, ref: CheckpointRef, start: Start) -> Entry:
+        """Record ``ref`` held (once), then release its run; returns its entry as it stands after.
+
+        A checkpoint already started, superseded or finished keeps its decision. Raises what a start raised
+        (the caller retries the event; the checkpoint is not lost: it is held or starting in the store).
+        """
         known = self.store.get(ref.uri)
-        if known is not None:
+        if known is not None and known.state not in (State.HELD, State.STARTING):
             return known
-        base = Entry(
-            uri=ref.uri,
-            experiment=ref.experiment,
-            global_step=ref.global_step,
-            state=State.STARTED,
-            checkpoint_json=ref.model_dump_json(),
+        if known is None:
+            self.store.create(
+                Entry(
+                    uri=ref.uri,
+                    experiment=ref.experiment,
+                    global_step=ref.global_step,
+                    state=State.HELD,
+                    reason=f"held: {self.policy.max_running} execution(s) of run {run_of(ref.uri)} running "
+                    "(backlog max_running)",
+                    checkpoint_json=ref.model_dump_json(),
+                )
+            )  # False: another container recorded it first, and the store says what it decided
+        self.release(run_of(ref.uri), start)
+        return self.store.get(ref.uri) or Entry(
+            uri=ref.uri, experiment=ref.experiment, global_step=ref.global_step, state=State.HELD
         )
-        if self.store.claim_slot(ref.experiment, self.policy.max_running):
-            entry = base.model_copy(update={"reason": "a slot was free"})
-            if self.store.create(entry):
-                return entry
-            self.store.free_slot(ref.experiment)  # another container decided it first: its decision stands
-            return self.store.get(ref.uri) or entry
-        reason = f"held: {self.policy.max_running} execution(s) of {ref.experiment} running (backlog max_running)"
-        entry = base.model_copy(update={"state": State.HELD, "reason": reason})
-        if not self.store.create(entry):
-            return self.store.get(ref.uri) or entry
-        return entry
 
     def finish(self, uri: str, start: Start) -> list[Entry]:
-        """An execution of ``uri`` ended: free its slot (once) and release held checkpoints; returns the started."""
-        entry = self.store.get(uri)
-        if entry is None or not self.store.transition(uri, State.STARTED, State.FINISHED, "execution ended"):
-            return []  # not ours, or a repeated end event: the slot was freed already
-        self.store.free_slot(entry.experiment)
-        return self.release(entry.experiment, start)
+        """An execution of ``uri`` ended: free its slot (once) and release its run; returns the started.
 
-    def release(self, experiment: str, start: Start) -> list[Entry]:
-        """Start what the policy picks from the held checkpoints while slots are free; supersede the rest."""
-        to_start, to_drop = choose(self.policy, self.store.held(experiment))
-        started: list[Entry] = []
+        A repeated end event frees nothing twice but releases again, so an end whose release failed half-way
+        is finished by its retry."""
+        entry = self.store.get(uri)
+        if entry is None:
+            return []  # not ours (started outside the backlog)
+        if entry.state in RUNNING:
+            self.store.transition(uri, entry.state, State.FINISHED, "execution ended")
+        return self.release(entry.run, start)
+
+    def release(self, run: str, start: Start) -> list[Entry]:
+        """Start the run's interrupted starts, then what the policy picks from the held ones while slots are
+        free; supersede the rest once the newest started. Returns the entries started by this call."""
+        started = [e for e in self.store.running(run) if e.state is State.STARTING and self._start(e, start)]
+        to_start, to_drop = choose(self.policy, self.store.held(run))
+        released = 0
         for entry in to_start:
-            if not self.store.claim_slot(experiment, self.policy.max_running):
-                break  # the rest stay held for the next finish
-            if not self.store.transition(entry.uri, State.HELD, State.STARTED, "released: a slot was free"):
-                self.store.free_slot(experiment)  # a concurrent release took it
-                continue
-            start(entry.ref())
-            started.append(entry)
-        if started or not to_start:
+            if not self.store.transition(
+                entry.uri, State.HELD, State.STARTING, "starting: a slot was free", limit=self.policy.max_running
+            ):
+                now = self.store.get(entry.uri)
+                if now is not None and now.state is State.HELD:
+                    break  # no free slot: the rest stay held for the next end event
+                continue  # another container moved it first
+            if self._start(entry, start):
+                started.append(entry)
+                released += 1
+        if released or not to_start:
             for entry, reason in to_drop:
                 self.store.transition(entry.uri, State.HELD, State.SUPERSEDED, reason)
         return started
 
+    def _start(self, entry: Entry, start: Start) -> bool:
+        """Start a ``starting`` checkpoint's execution and record it ``started``; False when refused for good."""
+        try:
+            start(entry.ref())
+        except (InvalidRequestError, ContractError) as exc:
+            # Refused for good: the slot goes back, and the reason says why it was not evaluated.
+            reason = f"not started: {str(exc)[:500]}"
+            self.store.transition(entry.uri, State.STARTING, State.SUPERSEDED, reason)
+            log.warning("backlog: %s %s", entry.uri, reason)
+            return False
+        # Any other failure propagates with the checkpoint still starting: the retry starts it again.
+        self.store.transition(entry.uri, State.STARTING, State.STARTED, "started: a slot was free")
+        return True
+
 
 class MemoryStore:
-    """A store in one process (tests, and the reference for the DynamoDB store's conditions)."""
+    """A store in one process (tests, the backlog simulation, and the reference for the DynamoDB store's conditions)."""
 
     def __init__(self) -> None:
         self.items: dict[str, Entry] = {}
-        self.slots: dict[str, int] = {}
 
     def create(self, entry: Entry) -> bool:
         if entry.uri in self.items:
@@ -195,25 +258,20 @@ class MemoryStore:
     def get(self, uri: str) -> Entry | None:
         return self.items.get(uri)
 
-    def transition(self, uri: str, old: State, new: State, reason: str) -> bool:
+    def transition(self, uri: str, old: State, new: State, reason: str, *, limit: int = 0) -> bool:
         entry = self.items.get(uri)
         if entry is None or entry.state is not old:
+            return False
+        if limit and new in RUNNING and old not in RUNNING and len(self.running(entry.run)) >= limit:
             return False
         self.items[uri] = entry.model_copy(update={"state": new, "reason": reason})
         return True
 
-    def claim_slot(self, experiment: str, limit: int) -> bool:
-        taken = self.slots.get(experiment, 0)
-        if limit and taken >= limit:
-            return False
-        self.slots[experiment] = taken + 1
-        return True
+    def held(self, run: str) -> list[Entry]:
+        return [e for e in self.items.values() if e.run == run and e.state is State.HELD]
 
-    def free_slot(self, experiment: str) -> None:
-        self.slots[experiment] = max(0, self.slots.get(experiment, 0) - 1)
-
-    def held(self, experiment: str) -> list[Entry]:
-        return [e for e in self.items.values() if e.experiment == experiment and e.state is State.HELD]
+    def running(self, run: str) -> list[Entry]:
+        return [e for e in self.items.values() if e.run == run and e.state in RUNNING]
 
     def entries(self) -> list[Entry]:
         return list(self.items.values())

@@ -12,7 +12,8 @@ Decisions, cheapest first:
 - started / duplicate: the checkpoint is complete; the injected ``start_once`` starts its execution
   exactly once (idempotency layer + deterministic execution name).
 
-Any other exception while listing or starting (throttling, timeouts, 5xx) is transient: it propagates,
+A checkpoint no request can be built for (InvalidRequestError, ContractError) is dead-lettered at first
+sight too. Any other exception while listing or starting (throttling, timeouts, 5xx) is transient: it propagates,
 so the message comes back after its visibility timeout, until ``max_age_s`` after the message was first
 seen; then the record is dead-lettered with the last error as its reason.
 """
@@ -32,7 +33,7 @@ from rlinf_bench.checkpoints.completeness import Clock, ObjectLister, check_comp
 from rlinf_bench.checkpoints.keys import KeyIgnored, KeyMatch, parse_key
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
-from rlinf_bench.errors import InvalidEventError
+from rlinf_bench.errors import ContractError, InvalidEventError, InvalidRequestError
 from rlinf_bench.intake.backlog import Backlog, Entry, State
 from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.events import ObjectCreated, parse_body
@@ -47,6 +48,11 @@ LETTER_MEMORY = 4096
 #: SQS's limit on one message, body and attributes together (bytes).
 SQS_MESSAGE_MAX_BYTES = 256 * 1024
 DLQ_REASON_MAX_CHARS = 4000
+
+#: Failures that answer the same on every delivery: dead-lettered at first sight with their reason, never
+#: retried as transient (an event no key rule accepts, a request no check accepts, an execution name or
+#: input Step Functions refuses).
+PERMANENT = (InvalidEventError, InvalidRequestError, ContractError)
 
 #: Starts the execution for a complete checkpoint at most once; returns StartResult.to_dict()
 #: (plus ``"replayed": True`` when an idempotency layer answered from its store).
@@ -133,6 +139,24 @@ class _Letter:
         return _Letter(self.body, self.message_id, f"record-{index}")
 
 
+class _BacklogStart:
+    """The start the backlog calls: the router's idempotent start, remembering each answer by checkpoint URI.
+
+    Checkpoints other than ``skip`` (the one whose event is being routed, reported by its own record) are
+    reported as released from the backlog."""
+
+    def __init__(self, router: Router, skip: str) -> None:
+        self.router, self.skip = router, skip
+        self.answers: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, ref: CheckpointRef) -> None:
+        answer = self.router._start_once(ref, self.router.config.request_for(ref))
+        self.answers[ref.uri] = answer
+        if ref.uri != self.skip:
+            name = str(answer["name"])
+            self.router._emit(RecordResult(Outcome.STARTED, "released from the backlog", "", ref, name))
+
+
 class Router:
     """Routes queue message bodies; every collaborator is injected so tests and replays use real ones."""
 
@@ -190,7 +214,7 @@ class Router:
         age = self._age(first_seen or event.time)
         try:
             return self._decide(letter, event, match, age)
-        except InvalidEventError as exc:  # e.g. the bucket does not exist: the same answer on every delivery
+        except PERMANENT as exc:  # e.g. the bucket does not exist: the same answer on every delivery
             return self._dead(letter, str(exc), key=event.key, checkpoint=match.checkpoint_ref())
         except Exception as exc:
             error = f"{type(exc).__name__}: {str(exc)[:500]}"
@@ -232,13 +256,18 @@ class Router:
                     waiting_for_quiet=verdict.files_ok,
                 )
             )
-        if self.backlog is not None:
-            entry = self.backlog.admit(ref)
-            if entry.state in (State.HELD, State.SUPERSEDED):
-                outcome = Outcome.HELD if entry.state is State.HELD else Outcome.SUPERSEDED
-                return self._emit(RecordResult(outcome, entry.reason, event.key, ref))
+        # Built before anything is started or held: a checkpoint no request can be built for is refused now.
         request = self.config.request_for(ref)
-        started = self._start_once(ref, request)
+        started: dict[str, Any] | None = None
+        if self.backlog is not None:
+            released = self._backlog_start(skip=ref.uri)
+            entry = self.backlog.admit(ref, released)
+            started = released.answers.get(ref.uri)
+            if started is None and entry.state in (State.HELD, State.STARTING, State.SUPERSEDED):
+                outcome = Outcome.SUPERSEDED if entry.state is State.SUPERSEDED else Outcome.HELD
+                return self._emit(RecordResult(outcome, entry.reason, event.key, ref))
+        if started is None:
+            started = self._start_once(ref, request)
         self._remember(match.root_uri, ref, str(started["name"]))
         duplicate = bool(started.get("already_started") or started.get("replayed"))
         outcome = Outcome.DUPLICATE if duplicate else Outcome.STARTED
@@ -253,12 +282,10 @@ class Router:
         """
         if self.backlog is None:
             return []
+        return self.backlog.finish(checkpoint_uri, self._backlog_start())
 
-        def start(ref: CheckpointRef) -> None:
-            started = self._start_once(ref, self.config.request_for(ref))
-            self._emit(RecordResult(Outcome.STARTED, "released from the backlog", "", ref, str(started["name"])))
-
-        return self.backlog.finish(checkpoint_uri, start)
+    def _backlog_start(self, *, skip: str = "") -> _BacklogStart:
+        return _BacklogStart(self, skip)
 
     def _remember(self, root_uri: str, ref: CheckpointRef, name: str) -> None:
         self._started[root_uri] = (ref, name)

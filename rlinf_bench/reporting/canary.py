@@ -2,15 +2,19 @@
 
 The report's "What changed besides the weights" always carries it when the request ran the probe: a
 pass says the physics matched the shipped reference, a drift names the moved episodes and the versions
-on each side. The summary message mentions it only when it failed (a pass is no news).
+on each side. The summary message mentions it only when it failed (a pass is no news), or when its result
+cannot be read: details of another shape than :class:`~rlinf_bench.contracts.probes.SimCanaryDetails` give
+one line, "simulator canary result unreadable: <why>", and the rest of the report is written as ever.
 """
 
 from __future__ import annotations
 
-from rlinf_bench.contracts.probes import ProbeName, ProbeResult, ProbeVerdict
+from pydantic import ValidationError
+
+from rlinf_bench.contracts.probes import ProbeName, ProbeResult, ProbeVerdict, SimCanaryDetails
 from rlinf_bench.contracts.report import CheckpointReport
 
-__all__ = ["canary_lines", "canary_message_lines", "canary_result", "is_canary_probe"]
+__all__ = ["canary_details", "canary_lines", "canary_message_lines", "canary_result", "is_canary_probe"]
 
 MAX_MOVED_IN_MESSAGE = 3
 
@@ -25,10 +29,28 @@ def canary_result(report: CheckpointReport) -> ProbeResult | None:
     return next((p for p in report.probes if is_canary_probe(p.probe)), None)
 
 
-def _versions(versions: object) -> str:
-    if not isinstance(versions, dict) or not versions:
+#: At most this many validation problems are named in the "unreadable" line.
+_PROBLEMS_SHOWN = 3
+_UNREADABLE = "simulator canary result unreadable: "
+
+
+def _versions(versions: dict[str, str]) -> str:
+    if not versions:
         return "not recorded"
     return ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+
+
+def canary_details(p: ProbeResult) -> SimCanaryDetails | str:
+    """The canary's details, or why they cannot be read (each problem with its field, at most a few)."""
+    try:
+        return SimCanaryDetails.model_validate(p.details)
+    except ValidationError as exc:
+        problems = [
+            f"details.{'.'.join(str(x) for x in e['loc']) or '(root)'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        ]
+        more = len(problems) - _PROBLEMS_SHOWN
+        return "; ".join(problems[:_PROBLEMS_SHOWN]) + (f"; and {more} more" if more > 0 else "")
 
 
 def canary_lines(report: CheckpointReport) -> list[str]:
@@ -36,27 +58,31 @@ def canary_lines(report: CheckpointReport) -> list[str]:
     p = canary_result(report)
     if p is None:
         return []
-    details = p.details
+    details = canary_details(p)
+    if isinstance(details, str):
+        return [f"{_UNREADABLE}{details} (verdict {p.verdict.value}: {p.reason or 'no reason given'})"]
     if p.verdict == ProbeVerdict.PASS:
-        summary = str(details.get("summary") or "every canary episode matches the reference")
-        return [f"simulator canary: pass ({summary}; versions {_versions(details.get('versions_here'))})"]
+        summary = details.summary or "every canary episode matches the reference"
+        return [f"simulator canary: pass ({summary}; versions {_versions(details.versions_here)})"]
     if p.verdict == ProbeVerdict.NOT_AVAILABLE:
         return [f"simulator canary: not available ({p.reason})"]
-    moved = [str(m) for m in details.get("moved") or []]
-    if not moved:  # the Job failed before it judged anything
+    if not details.moved:  # the Job failed before it judged anything
         return [f"simulator canary: FAILED to run ({p.reason})"]
-    lines = [f"simulator canary: DRIFT: {details.get('summary') or p.reason}"]
-    lines += [f"  moved: {m}" for m in moved]
-    lines.append(f"  versions here: {_versions(details.get('versions_here'))}")
-    lines.append(f"  versions of the reference: {_versions(details.get('versions_reference'))}")
+    lines = [f"simulator canary: DRIFT: {details.summary or p.reason}"]
+    lines += [f"  moved: {m}" for m in details.moved]
+    lines.append(f"  versions here: {_versions(details.versions_here)}")
+    lines.append(f"  versions of the reference: {_versions(details.versions_reference)}")
     return lines
 
 
 def canary_message_lines(report: CheckpointReport) -> list[str]:
-    """For the summary message: the canary only when it failed, its moved episodes shortened."""
+    """For the summary message: the canary only when it failed or cannot be read, its moved episodes shortened."""
     p = canary_result(report)
-    if p is None or p.verdict != ProbeVerdict.FAIL:
+    if p is None:
         return []
+    if p.verdict != ProbeVerdict.FAIL:
+        unreadable = [line for line in canary_lines(report) if line.startswith(_UNREADABLE)]
+        return unreadable
     lines = canary_lines(report)
     moved = [line for line in lines if line.startswith("  moved: ")]
     if len(moved) > MAX_MOVED_IN_MESSAGE:

@@ -1,4 +1,15 @@
-"""The brief's "Validation Checklist", evaluated from the reports: pass / fail / not run, with evidence."""
+"""The brief's "Validation Checklist", evaluated from the reports: one status per item, with evidence.
+
+Four statuses, and each says what it rests on:
+
+- ``pass`` / ``fail``: decided, and the evidence states what was measured (runs, tasks, episodes; bytes,
+  parameters, seconds) next to the target.
+- ``not decided``: it ran, but its result cannot answer the item; ``why`` says why (the only verdict
+  was not comparable, the probe ran at demo size, no target is known for this machine).
+- ``not run``: nothing was measured; ``why`` says what is missing.
+
+A line never reads "not run" for something that ran.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +17,38 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rlinf_bench.contracts import CheckpointReport, ProbeName, ProbeResult, SuiteReport, VerdictValue
-from rlinf_bench.reporting.format import human, pct, verdict_against
+from rlinf_bench.contracts import (
+    CheckpointReport,
+    InfraCheck,
+    ProbeName,
+    ProbeResult,
+    SuiteReport,
+    Verdict,
+    VerdictValue,
+)
+from rlinf_bench.reporting.format import DECISIVE, human, pct, verdict_against
 from rlinf_bench.reporting.infra_rows import infra_checks
+from rlinf_bench.reporting.probe_scope import measured_scope
 
-Status = Literal["pass", "fail", "not run"]
+__all__ = ["ChecklistItem", "Status", "validation_checklist"]
+
+Status = Literal["pass", "fail", "not decided", "not run"]
 
 
 @dataclass(frozen=True)
 class ChecklistItem:
+    """One item of the brief's checklist: its status, why when it is not decided or not run, and what was
+    measured."""
+
     item: str
     status: Status
     evidence: str
+    why: str = ""
+
+    @property
+    def text(self) -> str:
+        """Why first (when there is one), then the evidence: the one text every renderer shows."""
+        return "; ".join(x for x in (self.why, self.evidence) if x)
 
 
 def _latest(reports: Sequence[CheckpointReport]) -> CheckpointReport | None:
@@ -26,28 +57,83 @@ def _latest(reports: Sequence[CheckpointReport]) -> CheckpointReport | None:
 
 def _suites_ran(item: str, suites: list[SuiteReport], what: str) -> ChecklistItem:
     if not suites:
-        return ChecklistItem(item, "not run", f"no {what} suite in the latest checkpoint's evaluation")
+        return ChecklistItem(item, "not run", "", why=f"no {what} suite in the latest checkpoint's evaluation")
     ok = [s for s in suites if s.runs_completed > 0 and s.tasks]
-    evidence = "; ".join(f"{s.suite}: {s.runs_completed}/{s.runs_expected} runs, {len(s.tasks)} tasks" for s in suites)
+    evidence = "; ".join(
+        f"{s.suite}: {s.runs_completed}/{s.runs_expected} runs, {len(s.tasks)} tasks, {s.episodes} episodes"
+        for s in suites
+    )
     return ChecklistItem(item, "pass" if len(ok) == len(suites) else "fail", evidence)
 
 
+def _range_item(item: str, latest: CheckpointReport | None) -> ChecklistItem:
+    """Pass needs a decisive good verdict against a published number; not comparable, inconclusive and
+    incomplete verdicts answer nothing, and say why."""
+    verdicts = [v for v in (latest.verdicts if latest else []) if v.kind == "baseline"]
+    if latest is None or not latest.suites:
+        return ChecklistItem(item, "not run", "", why="no evaluation")
+    if not verdicts:
+        return ChecklistItem(item, "not run", "", why="no published baseline selected")
+    evidence = "; ".join(
+        f"{v.suite} {pct(v.estimate)} vs {verdict_against(v)} {pct(v.reference)}: {v.value.value.replace('_', ' ')}"
+        for v in verdicts
+    )
+    values = {v.value for v in verdicts}
+    if VerdictValue.BELOW in values:
+        return ChecklistItem(item, "fail", evidence)
+    if values & {VerdictValue.WITHIN, VerdictValue.ABOVE} and VerdictValue.INCOMPLETE not in values:
+        return ChecklistItem(item, "pass", evidence)
+    undecided = [v for v in verdicts if v.value not in DECISIVE]
+    return ChecklistItem(item, "not decided", evidence, why="; ".join(_why_not(v) for v in undecided))
+
+
+def _why_not(v: Verdict) -> str:
+    reason = f": {v.reason}" if v.reason else ""
+    return f"{v.suite} vs {v.against} {v.value.value.replace('_', ' ')}{reason}"
+
+
 def _probe_item(item: str, probes: dict[str, ProbeResult], name: str, metrics: set[str]) -> ChecklistItem:
-    """Judged on the item's own metrics: fail when one misses its target, pass when all meet it."""
+    """Judged on the item's own metrics: fail when one misses its target, pass when all meet it; a run too
+    small for its target, or without one, is not decided; a probe that measured nothing says why."""
     p = probes.get(name)
     if p is None:
-        return ChecklistItem(item, "not run", f"no {name} probe result")
+        return ChecklistItem(item, "not run", "", why=f"no {name} probe ran")
+    scope = measured_scope(p)
+    if not p.values:
+        status: Status = "fail" if p.verdict.value == "fail" else "not run"
+        why = p.reason or ("the probe failed" if status == "fail" else "nothing measured")
+        return ChecklistItem(item, status, f"nothing measured ({scope})" if scope else "nothing measured", why=why)
     checks = [c for c in infra_checks([p]) if c.metric in metrics]
-    judged = [c for c in checks if c.verdict in ("pass", "fail")]
     parts = []
     for c in checks:
-        value = human(c.value, c.unit)
-        target = f" (target {c.op} {human(c.target, c.unit)})" if c.target is not None else ""
-        parts.append(f"{c.metric}={value}{target}: {c.verdict}")
-    if p.reason:
-        parts.append(p.reason)
-    status: Status = "fail" if any(c.verdict == "fail" for c in judged) else "pass" if judged else "not run"
-    return ChecklistItem(item, status, "; ".join(parts))
+        target = f" (target {c.op} {human(c.target, c.unit)})" if c.target is not None else " (no target)"
+        parts.append(f"{c.metric} {human(c.value, c.unit)}{target}")
+    evidence = "; ".join(x for x in (", ".join(parts), scope) if x)
+    verdicts = {c.verdict for c in checks}
+    if "fail" in verdicts:
+        return ChecklistItem(item, "fail", evidence)
+    if verdicts == {"pass"}:
+        return ChecklistItem(item, "pass", evidence)
+    return ChecklistItem(item, "not decided", evidence, why=_undecided_why(p, checks))
+
+
+def _undecided_why(p: ProbeResult, checks: list[InfraCheck]) -> str:
+    """Why measured values decided nothing: run at demo size, no target here (a CPU stand-in, an unknown
+    instance type), or figures the probe says are not the thing; the item's metric not measured at all."""
+    if not checks:
+        return f"none of the item's metrics was measured ({', '.join(sorted(p.values))} were)"
+    reasons = (c.reason for c in checks if c.verdict != "pass" and c.reason and c.reason != "no target for this metric")
+    return next(reasons, "no target here")
+
+
+def _mlflow_item(latest: CheckpointReport | None, mlflow_evidence: str | None) -> ChecklistItem:
+    item = "Results are logged to MLflow for comparison"
+    if mlflow_evidence:
+        return ChecklistItem(item, "pass", mlflow_evidence)
+    run = latest.links.get("mlflow_run") if latest else None
+    if run:
+        return ChecklistItem(item, "pass", f"MLflow run {run}")
+    return ChecklistItem(item, "not run", "", why="not published to MLflow")
 
 
 def validation_checklist(
@@ -60,56 +146,22 @@ def validation_checklist(
     for r in sorted(reports, key=lambda x: x.global_step if x.global_step is not None else -1):
         for p in r.probes:
             probes[p.probe] = p
-    items = [
+    return [
         _suites_ran(
             "LIBERO evaluation runs and produces per-task success rates",
             [s for s in suites if s.suite.startswith("libero")],
             "LIBERO",
-        )
-    ]
-    baseline_verdicts = [v for v in (latest.verdicts if latest else []) if v.kind == "baseline"]
-    range_item = "Success rates are in expected range (compare to paper)"
-    if not baseline_verdicts:
-        items.append(ChecklistItem(range_item, "not run", "no baseline selected"))
-    else:
-        evidence = "; ".join(
-            f"{v.suite} {pct(v.estimate)} vs {verdict_against(v)} {pct(v.reference)}: {v.value.value}"
-            for v in baseline_verdicts
-        )
-        values = {v.value for v in baseline_verdicts}
-        # Pass needs a decisive good verdict: not comparable, inconclusive or incomplete answer nothing.
-        status: Status = (
-            "fail"
-            if VerdictValue.BELOW in values
-            else "pass"
-            if values & {VerdictValue.WITHIN, VerdictValue.ABOVE} and VerdictValue.INCOMPLETE not in values
-            else "not run"
-        )
-        items.append(ChecklistItem(range_item, status, evidence))
-    items.append(
+        ),
+        _range_item("Success rates are in expected range (compare to paper)", latest),
         _suites_ran(
             "RoboTwin evaluation runs (if applicable)",
             [s for s in suites if s.suite.startswith("robotwin")],
             "RoboTwin",
-        )
-    )
-    items.append(_probe_item("GPU utilization > 70% during policy updates", probes, ProbeName.GPU, {"util_update_pct"}))
-    items.append(
-        _probe_item("NCCL bandwidth matches expectations for instance type", probes, ProbeName.NCCL, {"busbw_gbps"})
-    )
-    items.append(
+        ),
+        _probe_item("GPU utilization > 70% during policy updates", probes, ProbeName.GPU, {"util_update_pct"}),
+        _probe_item("NCCL bandwidth matches expectations for instance type", probes, ProbeName.NCCL, {"busbw_gbps"}),
         _probe_item(
             "Checkpoint save/load time is acceptable (< 60s)", probes, ProbeName.CHECKPOINT_IO, {"save_s", "load_s"}
-        )
-    )
-    mlflow_item = "Results are logged to MLflow for comparison"
-    if mlflow_evidence:
-        items.append(ChecklistItem(mlflow_item, "pass", mlflow_evidence))
-    else:
-        run = latest.links.get("mlflow_run") if latest else None
-        items.append(
-            ChecklistItem(mlflow_item, "pass", f"MLflow run {run}")
-            if run
-            else ChecklistItem(mlflow_item, "not run", "not published to MLflow")
-        )
-    return items
+        ),
+        _mlflow_item(latest, mlflow_evidence),
+    ]

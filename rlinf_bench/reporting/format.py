@@ -43,7 +43,8 @@ def human(value: float | None, unit: str = "") -> str:
 
 
 def interval(low: float | None, high: float | None) -> str:
-    return "—" if low is None or high is None else f"[{100 * low:.1f}, {100 * high:.1f}]"
+    """An interval of fractions in percent, each end with its unit: ``[50.1%, 60.2%]``."""
+    return "—" if low is None or high is None else f"[{100 * low:.1f}%, {100 * high:.1f}%]"
 
 
 def mean_std(suite: SuiteReport) -> str:

@@ -1,8 +1,8 @@
 """One self-contained HTML page (inline CSS, the plot embedded as a data URI) covering every checkpoint.
 
 Rendered from the Jinja2 template ``templates/index.html.j2`` with autoescape: every table cell is
-HTML-escaped. The browsable site (:mod:`rlinf_bench.reporting.pages`) uses the same page as its index,
-with links to one page per checkpoint.
+HTML-escaped. The same page is the browsable site's entry page (:mod:`rlinf_bench.reporting.site`), then
+with links to one page per checkpoint (:mod:`rlinf_bench.reporting.pages`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The report's infrastructure section at a glance: one chip per probe, pass / fail / not run, with what failed.
+"""The report's infrastructure section at a glance: one chip per probe, with what failed or why it decided nothing.
 
 The table of every measurement stays on the page, folded under the strip: a reader asks "is the cluster
-healthy?" first and looks at 25 numbers only when the answer is no.
+healthy?" first and looks at 25 numbers only when the answer is no. The summary message's infrastructure
+block counts the same chips, so its header and its lines name the same probes.
 """
 
 from __future__ import annotations
@@ -13,15 +14,27 @@ from pydantic import BaseModel
 
 from rlinf_bench.contracts import InfraCheck
 from rlinf_bench.reporting.format import human
+from rlinf_bench.reporting.infra_rows import check_word, undecided
 
-__all__ = ["ProbeChip", "infra_strip"]
+__all__ = ["STATE_WORDS", "ProbeChip", "infra_strip"]
+
+ChipState = Literal["fail", "pass", "notdecided", "measured", "notrun"]
+
+#: How a message counts the chips of each state, worst first: ``1 FAILED, 2 not decided``.
+STATE_WORDS: dict[ChipState, str] = {
+    "fail": "FAILED",
+    "pass": "passed",
+    "notdecided": "not decided",
+    "measured": "measured without a target",
+    "notrun": "nothing measured",
+}
 
 
 class ProbeChip(BaseModel):
     """One probe in the strip: its state and the words next to it."""
 
     probe: str
-    state: Literal["pass", "fail", "notrun", "measured"]
+    state: ChipState
     text: str
     title: str = ""
 
@@ -34,14 +47,18 @@ def _failed_text(c: InfraCheck) -> str:
 def _chip(probe: str, checks: list[InfraCheck]) -> ProbeChip:
     failed = [c for c in checks if c.verdict == "fail"]
     passed = [c for c in checks if c.verdict == "pass"]
+    open_ = [c for c in checks if undecided(c)]
     if failed:
         return ProbeChip(probe=probe, state="fail", text="✗ " + ", ".join(_failed_text(c) for c in failed))
+    if open_:
+        return ProbeChip(probe=probe, state="notdecided", text=check_word(open_[0]), title=open_[0].reason)
     if passed:
         return ProbeChip(probe=probe, state="pass", text=f"✓ {len(passed)} target{'s' if len(passed) > 1 else ''} met")
     if any(c.value is not None for c in checks):
-        return ProbeChip(probe=probe, state="measured", text="measured, no target")
+        why = next((c.reason for c in checks if c.reason and c.reason != "no target for this metric"), "")
+        return ProbeChip(probe=probe, state="measured", text="measured, no target", title=why)
     why = next((c.reason for c in checks if c.reason), "")
-    return ProbeChip(probe=probe, state="notrun", text="not available", title=why)
+    return ProbeChip(probe=probe, state="notrun", text="nothing measured", title=why)
 
 
 def infra_strip(checks: Sequence[InfraCheck]) -> list[ProbeChip]:

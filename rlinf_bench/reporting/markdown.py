@@ -73,11 +73,25 @@ def verdict_table(report: CheckpointReport) -> str:
     if not report.verdicts:
         return "_No verdicts: no baseline selected and no earlier checkpoint found._"
     lines = [
-        _row(["suite", "against", "verdict", "SR", "reference", "diff", "tolerance", "p (below)", "MDE (80%)", "test"]),
-        _row(["---"] * 10),
+        _row(
+            [
+                "suite",
+                "against",
+                "verdict",
+                "SR",
+                "reference",
+                "diff",
+                "tolerance",
+                "p (below)",
+                "p (above)",
+                "MDE (80%)",
+                "test",
+            ]
+        ),
+        _row(["---"] * 11),
     ]
     for v in report.verdicts:
-        diff = "—" if v.difference is None else f"{100 * v.difference:+.1f}"
+        diff = "—" if v.difference is None else f"{100 * v.difference:+.1f} pts"
         lines.append(
             _row(
                 [
@@ -89,6 +103,7 @@ def verdict_table(report: CheckpointReport) -> str:
                     diff,
                     f"{100 * v.tolerance:.1f} pts",
                     pvalue(v.p_value),
+                    pvalue(v.p_value_above),
                     mde_text(v),
                     md(verdict_note(v)),
                 ]

@@ -22,6 +22,7 @@ __all__ = [
     "SNS_SUBJECT_MAX_CHARS",
     "bounded_lines",
     "cut",
+    "cut_at_word",
     "cut_bytes",
     "fit_blocks",
     "header",
@@ -75,6 +76,21 @@ def cut(text: str, limit: int, *, rest_in: str = "") -> str:
     return text[:limit]  # a limit shorter than the note itself: the bare cut is all that fits
 
 
+def cut_at_word(text: str, limit: int) -> str:
+    """A title in at most ``limit`` characters: when longer, cut after the last whole word that fits, then "…".
+
+    For subjects and headers, which are read at a glance and have no room for a pointer: the whole text is
+    in the message body. A first word longer than the limit is cut inside it (there is no better place).
+    """
+    if len(text) <= limit:
+        return text
+    room = limit - 1  # the ellipsis
+    head = text[: room + 1]
+    at = max(head.rfind(" "), head.rfind("\t"))
+    kept = head[:at] if at > 0 else text[:room]
+    return kept.rstrip(" \t,;:—-") + "…"
+
+
 def cut_bytes(text: str, limit: int, *, rest_in: str = "") -> str:
     """Like :func:`cut`, counting UTF-8 bytes (for SNS and Step Functions); never splits a character."""
     data = text.encode("utf-8")
@@ -117,8 +133,8 @@ def section(text: str, *, rest_in: str = "") -> dict[str, Any]:
 
 
 def header(text: str) -> dict[str, Any]:
-    """A header block (plain text, Slack's 150-character limit)."""
-    return {"type": "header", "text": {"type": "plain_text", "text": cut(text, SLACK_HEADER_MAX_CHARS)}}
+    """A header block (plain text, Slack's 150-character limit, cut at a word)."""
+    return {"type": "header", "text": {"type": "plain_text", "text": cut_at_word(text, SLACK_HEADER_MAX_CHARS)}}
 
 
 def _block_chars(block: dict[str, Any]) -> int:

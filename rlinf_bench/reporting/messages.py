@@ -21,6 +21,7 @@ from rlinf_bench.reporting.message_limits import (
     SNS_MESSAGE_MAX_BYTES,
     SNS_SUBJECT_MAX_CHARS,
     cut,
+    cut_at_word,
     cut_bytes,
     fit_blocks,
     header,
@@ -49,8 +50,8 @@ class Notification(BaseModel):
 
 
 def subject_line(text: str) -> str:
-    """An SNS subject: one line, no control characters, under SNS's length limit."""
-    return cut(plain(text), SNS_SUBJECT_MAX_CHARS)
+    """An SNS subject: one line, no control characters, under SNS's length limit, cut at a word with "…"."""
+    return cut_at_word(plain(text), SNS_SUBJECT_MAX_CHARS)
 
 
 def summary_notification(
@@ -75,12 +76,23 @@ def summary_notification(
     )
 
 
+#: What a deployed stack's failure notice tells people to run once the cause is fixed.
+RERUN_ON_A_STACK = "rlinf-bench trigger --rerun ..."
+
+
 def failure_notification(
-    what: str, reason: str, *, details: Sequence[str] = (), links: Sequence[str] = (), rest_in: str = ""
+    what: str,
+    reason: str,
+    *,
+    details: Sequence[str] = (),
+    links: Sequence[str] = (),
+    rest_in: str = "",
+    rerun: str = "",
 ) -> Notification:
     """The evaluation stopped without a verdict: say what failed and why, and what to do next.
 
-    ``rest_in`` names where the whole cause is (the execution's history) when ``reason`` has to be cut.
+    ``rest_in`` names where the whole cause is (the execution's history) when ``reason`` has to be cut;
+    ``rerun`` the command to run once it is fixed (on one machine, the user's own; default: :data:`RERUN_ON_A_STACK`).
     """
     subject = subject_line(f"[rlinf-bench] FAILED: {what}")
     why = _no_dangling_tail(cut(reason, ERROR_TEXT_MAX_CHARS, rest_in=rest_in), rest_in)
@@ -92,7 +104,7 @@ def failure_notification(
         lines += ["", "Details:"] + [f"  - {plain(d)}" for d in details]
     if links:
         lines += ["", "Links:"] + [f"  {plain(link)}" for link in links]
-    lines += ["", "No verdict was published. Fix the cause, then re-run with: rlinf-bench trigger --rerun ..."]
+    lines += ["", f"No verdict was published. Fix the cause, then re-run with: {plain(rerun or RERUN_ON_A_STACK)}"]
     # A Job's last log lines keep their lines (each escaped), and the notice ends with them.
     if log_lines:
         lines += ["", "Last log lines:"] + [f"  | {plain(line)}" for line in log_lines]

@@ -1,8 +1,11 @@
-"""The browsable report site: index -> checkpoint -> suite -> task (initial-state grid, episode rows).
+"""The browsable report site: report.html (the entry page) -> checkpoint -> suite -> task (initial-state grid,
+episode rows).
 
 Every page is rendered from a Jinja2 template with autoescape (see :mod:`templating`). Pages link to
 each other with relative URLs, so the same folder works from disk, from an S3 prefix behind a web
-front, or zipped. Videos are copied next to the pages; one that cannot be read shows "no video".
+front, or zipped. Videos are copied next to the pages, read only through an
+:class:`~rlinf_bench.reporting.episode_files.EpisodeFiles` (each from inside its own run's folder, checked by
+content and size); one that is refused or cannot be read shows "no video" and why.
 """
 
 from __future__ import annotations
@@ -10,21 +13,20 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlinf_bench.contracts import CheckpointReport, Provenance, StateOutcome, SuiteReport
+from rlinf_bench.contracts import CheckpointReport, Provenance, StateEpisode, StateOutcome, SuiteReport
+from rlinf_bench.contracts.layout import ENTRY_PAGE  # every page's breadcrumbs lead back to it
+from rlinf_bench.reporting.episode_files import EpisodeFiles, read_episode_video
 from rlinf_bench.reporting.format import checkpoint_title
 from rlinf_bench.reporting.templating import render
 from rlinf_bench.stats.provenance_diff import provenance_fields
 from rlinf_bench.stats.verdicts import pick_previous_and_best
 
-__all__ = ["VideoReader", "checkpoint_slug", "write_pages"]
-
-#: Reads a recorded video by URI; None (or an exception) when it cannot be had: the page says "no video".
-VideoReader = Callable[[str], bytes | None]
+__all__ = ["ENTRY_PAGE", "checkpoint_slug", "write_pages"]
 
 
 def _slug(text: str) -> str:
@@ -71,9 +73,10 @@ def _provenance_rows(suite: SuiteReport) -> list[tuple[str, list[str]]]:
 class _Site:
     out: Path
     reports: Sequence[CheckpointReport]
-    read_video: VideoReader | None
+    files: EpisodeFiles | None
     written: list[Path] = field(default_factory=list)
-    videos: dict[str, str | None] = field(default_factory=dict)
+    #: (checkpoint, suite, run, name) -> the copy's path under the site, or why there is none
+    videos: dict[tuple[str, str, int, str], tuple[str | None, str]] = field(default_factory=dict)
 
     def write(self, rel: str, html: str) -> None:
         path = self.out / rel
@@ -81,27 +84,30 @@ class _Site:
         path.write_text(html, encoding="utf-8")
         self.written.append(path)
 
-    def video(self, uri: str | None, root: str) -> str | None:
-        """Relative link to a copy of the video, or None when it cannot be read."""
-        if not uri:
-            return None
-        if uri.startswith(("http://", "https://")):
-            return uri
-        if uri not in self.videos:
-            self.videos[uri] = self._copy(uri)
-        rel = self.videos[uri]
-        return None if rel is None else root + rel
+    def video(self, report: CheckpointReport, suite: str, e: StateEpisode, root: str) -> tuple[str | None, str]:
+        """Relative link to a copy of the episode's video, or None and why there is none ("" when none was
+        recorded)."""
+        if not e.video:
+            return None, ""
+        key = (report.checkpoint_uri, suite, e.run_index, e.video)
+        if key not in self.videos:
+            self.videos[key] = self._copy(report, suite, e.run_index, e.video)
+        rel, why = self.videos[key]
+        return (None, why) if rel is None else (root + rel, "")
 
-    def _copy(self, uri: str) -> str | None:
-        try:
-            data = self.read_video(uri) if self.read_video is not None else None
-        except Exception:  # a missing or unreadable video must not break the report
-            data = None
-        if data is None:
-            return None
-        name = f"{hashlib.sha256(uri.encode()).hexdigest()[:10]}-{_slug(Path(uri).name)}"
-        self.write_bytes(f"videos/{name}", data)
-        return f"videos/{name}"
+    def _copy(self, report: CheckpointReport, suite: str, run_index: int, name: str) -> tuple[str | None, str]:
+        if self.files is None:
+            return None, ""
+        got = read_episode_video(self.files, report, suite, run_index, name)
+        if isinstance(got, str):
+            return None, got
+        # Named after its content (one copy of a file several runs name) and its stem; the suffix is the
+        # content's, not the name's.
+        digest = hashlib.sha256(got.data).hexdigest()[:12]
+        rel = f"videos/{digest}-{_slug(got.stem)}{got.media_type.suffix}"
+        if not (self.out / rel).exists():
+            self.write_bytes(rel, got.data)
+        return rel, ""
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         path = self.out / rel
@@ -111,7 +117,7 @@ class _Site:
 
 
 def _crumbs(root: str, *rest: tuple[str, str | None]) -> list[tuple[str, str | None]]:
-    return [("index", f"{root}index.html"), *rest]
+    return [("report", f"{root}{ENTRY_PAGE}"), *rest]
 
 
 def _write_checkpoint(site: _Site, report: CheckpointReport) -> None:
@@ -192,16 +198,7 @@ def _write_task(
         for st in sorted(set(states) | set(before))
     ]
     episodes = [
-        {
-            "state": s.init_state,
-            "run_index": e.run_index,
-            "seed": e.seed,
-            "success": e.success,
-            "steps": e.steps,
-            "retries": e.retries,
-            "video_href": site.video(e.video, root),
-            "error": e.error,
-        }
+        _episode_row(site, report, suite.suite, s.init_state, e, root)
         for s in sorted(states.values(), key=lambda x: x.init_state)
         for e in s.episodes
     ]
@@ -228,6 +225,23 @@ def _write_task(
     )
 
 
+def _episode_row(
+    site: _Site, report: CheckpointReport, suite: str, state: int, e: StateEpisode, root: str
+) -> dict[str, Any]:
+    href, why = site.video(report, suite, e, root)
+    return {
+        "state": state,
+        "run_index": e.run_index,
+        "seed": e.seed,
+        "success": e.success,
+        "steps": e.steps,
+        "retries": e.retries,
+        "video_href": href,
+        "video_refused": why,
+        "error": e.error,
+    }
+
+
 def _players(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The recorded videos to embed on a task page, failures first (what a reader looks for), each once."""
     seen: set[str] = set()
@@ -244,12 +258,13 @@ def write_pages(
     reports: Sequence[CheckpointReport],
     out_dir: Path,
     *,
-    read_video: VideoReader | None = None,
+    files: EpisodeFiles | None = None,
     detail: Sequence[CheckpointReport] | None = None,
 ) -> tuple[dict[str, str], list[Path]]:
     """Write the pages of ``detail`` (default: every report) under ``out_dir/checkpoints``; ``reports``
-    supply the previous checkpoints. Returns (checkpoint URI -> relative link, files written)."""
-    site = _Site(out_dir, reports, read_video)
+    supply the previous checkpoints; ``files`` reads the episodes' videos (None: none is copied). Returns
+    (checkpoint URI -> relative link, files written)."""
+    site = _Site(out_dir, reports, files)
     chosen = reports if detail is None else detail
     for report in chosen:
         _write_checkpoint(site, report)

@@ -1,8 +1,10 @@
-"""The experiment-wide report: a browsable static site, one self-contained HTML page, and markdown.
+"""The experiment-wide report: one entry page, the browsable pages under it, and markdown.
 
-``report.html`` is the single page (mail it, open it offline); ``index.html`` is the same page with a
-checkpoint index linking to ``checkpoints/...``: per checkpoint (verdicts, what changed besides the
-weights, provenance of each run), per suite (tasks, flags) and per task (initial-state grid, episodes).
+``report.html`` is the entry page, the one every command prints and every message links: the whole
+report on one self-contained page (inline CSS, the plot embedded), and, when the site's pages are
+written, a checkpoint index that drills down to ``checkpoints/...``: per checkpoint (verdicts, what
+changed besides the weights, provenance of each run), per suite (tasks, flags) and per task
+(initial-state grid, episodes, videos). Without the pages it links nowhere and can be mailed on its own.
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ from pathlib import Path
 
 from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.contracts.layout import ENTRY_PAGE
 from rlinf_bench.document_store import Storage, join
+from rlinf_bench.named_files import MediaType
 from rlinf_bench.reporting.checklist import ChecklistItem, validation_checklist
+from rlinf_bench.reporting.episode_files import EpisodeFiles, StoredRunFiles
 from rlinf_bench.reporting.format import checkpoint_title, human
 from rlinf_bench.reporting.html import render_html
-from rlinf_bench.reporting.infra_rows import infra_checks
+from rlinf_bench.reporting.infra_rows import check_word, infra_checks
 from rlinf_bench.reporting.markdown import (
     changes_section,
     flips_section,
@@ -28,7 +33,7 @@ from rlinf_bench.reporting.markdown import (
     task_flags_section,
     verdict_table,
 )
-from rlinf_bench.reporting.pages import VideoReader, write_pages
+from rlinf_bench.reporting.pages import write_pages
 from rlinf_bench.reporting.plot import sr_vs_step_png
 from rlinf_bench.reporting.text_safety import markdown as md
 from rlinf_bench.reporting.text_safety import markdown_link
@@ -36,18 +41,17 @@ from rlinf_bench.reporting.text_safety import markdown_link
 
 @dataclass(frozen=True)
 class SiteFiles:
-    """What :func:`write_site` wrote: the single page, its markdown twin, the plot and the site pages."""
+    """What :func:`write_site` wrote: the entry page, its markdown twin, the plot and the pages under it."""
 
     html: Path
     markdown: Path
     plot: Path
-    index: Path | None = None
     pages: list[Path] = field(default_factory=list)
 
     @property
     def all(self) -> list[Path]:
         """Every file written, for uploading the site as it is."""
-        return [self.html, self.markdown, self.plot, *([self.index] if self.index else []), *self.pages]
+        return [self.html, self.markdown, self.plot, *self.pages]
 
 
 _COMPARISONS = frozenset({">", ">=", "<", "<="})
@@ -80,25 +84,14 @@ def site_markdown(
             op = c.op if c.op in _COMPARISONS else md(c.op)
             target = "—" if c.target is None else f"{op} {md(human(c.target, c.unit))}"
             value = "—" if c.value is None else md(human(c.value, c.unit))
-            # A measured value without a target was not judged: "no target", never "not_available".
-            word = "no target" if c.verdict == "not_available" and c.value is not None else c.verdict
-            parts.append(f"| {md(c.probe)} | {md(c.metric)} | {value} | {target} | {word} |")
+            # The same words as every renderer: "no target", never "not_available"; a run too small for its
+            # target says "demo size, not a verdict".
+            parts.append(f"| {md(c.probe)} | {md(c.metric)} | {value} | {target} | {check_word(c)} |")
     else:
         parts.append("_No probe results yet._")
     parts += ["", "## Validation checklist", "", "| item | status | evidence |", "| --- | --- | --- |"]
-    parts += [f"| {md(i.item)} | {md(i.status)} | {md(i.evidence)} |" for i in checklist]
+    parts += [f"| {md(i.item)} | {md(i.status)} | {md(i.text)} |" for i in checklist]
     return "\n".join(parts) + "\n"
-
-
-def local_video(uri: str) -> bytes | None:
-    """The default video reader: local files only (an ``s3://`` video needs the publisher's storage), and only
-    videos: a result's ``video`` field must not copy any file it names into the site."""
-    if "://" in uri and not uri.startswith("file://"):
-        return None
-    if Path(uri).suffix.lower() not in (".mp4", ".gif"):
-        return None
-    path = Path(uri.removeprefix("file://"))
-    return path.read_bytes() if path.is_file() else None
 
 
 def write_site(
@@ -109,39 +102,41 @@ def write_site(
     title: str,
     mlflow_evidence: str | None = None,
     pages: bool = True,
-    read_video: VideoReader | None = local_video,
+    files: EpisodeFiles | None = None,
     detail: Sequence[CheckpointReport] | None = None,
 ) -> SiteFiles:
-    """Write report.html (self-contained), report.md, sr_vs_step.png and, with ``pages``, the browsable
-    site (index.html + checkpoints/...) into ``out_dir``. ``read_video`` fetches recorded videos to copy
-    next to the pages (None: every episode shows "no video"). ``detail`` limits the checkpoint pages to
-    those reports (the index still covers every report)."""
+    """Write the entry page report.html, report.md, sr_vs_step.png and, with ``pages``, the pages it drills
+    down to (checkpoints/...) into ``out_dir``. ``files`` reads the recorded videos copied next to the pages
+    (default: local files, each from inside its run's folder; a refused one shows "no video" and why).
+    ``detail`` limits the checkpoint pages to those reports (the entry page still lists every report)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     png = sr_vs_step_png(reports, baselines, title=f"{title}: success rate vs global step")
     checklist = validation_checklist(reports, mlflow_evidence=mlflow_evidence)
     plot = out_dir / "sr_vs_step.png"
     plot.write_bytes(png)
-    generated = datetime.now(UTC).isoformat(timespec="seconds")
-    html = out_dir / "report.html"
-    html.write_text(
-        render_html(reports, plot_png=png, checklist=checklist, title=title, generated_at=generated), encoding="utf-8"
-    )
     markdown = out_dir / "report.md"
     markdown.write_text(site_markdown(reports, checklist, title=title, plot_name=plot.name), encoding="utf-8")
-    if not pages:
-        return SiteFiles(html, markdown, plot)
-    links, written = write_pages(reports, out_dir, read_video=read_video, detail=detail)
-    index = out_dir / "index.html"
-    index.write_text(
+    links: dict[str, str] = {}
+    written: list[Path] = []
+    if pages:
+        links, written = write_pages(reports, out_dir, files=files or StoredRunFiles(), detail=detail)
+    html = out_dir / ENTRY_PAGE
+    generated = datetime.now(UTC).isoformat(timespec="seconds")
+    html.write_text(
         render_html(
             reports, plot_png=png, checklist=checklist, title=title, generated_at=generated, checkpoint_links=links
         ),
         encoding="utf-8",
     )
-    return SiteFiles(html, markdown, plot, index, written)
+    return SiteFiles(html, markdown, plot, written)
 
 
-_CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".md": "text/markdown; charset=utf-8", ".png": "image/png"}
+_CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+    ".png": "image/png",
+    **{t.suffix: t.value for t in MediaType},  # the video copies, suffixed by their content
+}
 
 
 def upload_site(
@@ -151,9 +146,11 @@ def upload_site(
     storage: Storage,
     *,
     baselines: Sequence[Baseline],
+    results_root: str,
 ) -> str:
-    """Write the site of ``report`` (its pages; the index over ``history`` + it) and store every file under
-    ``prefix``; returns the index's URI. Videos are read through ``storage`` (S3 or local)."""
+    """Write the site of ``report`` (its pages; the entry page over ``history`` + it) and store every file
+    under ``prefix``; returns the entry page's URI. Videos are read through ``storage`` (S3 or local), each
+    only from inside its run's folder under ``results_root`` (the request's, never the report's own say)."""
     others = [h for h in history if h.checkpoint_uri != report.checkpoint_uri]
     with tempfile.TemporaryDirectory(prefix="rlinf-bench-site-") as tmp:
         root = Path(tmp)
@@ -162,13 +159,11 @@ def upload_site(
             root,
             baselines=baselines,
             title=f"rlinf-bench: {report.experiment or 'RLinf'}",
-            read_video=storage.read_bytes,
+            files=StoredRunFiles(storage, results_root=results_root),
             detail=[report],
         )
         for path in files.all:
             rel = path.relative_to(root).as_posix()
-            ctype = _CONTENT_TYPES.get(
-                path.suffix, "video/mp4" if path.suffix == ".mp4" else "application/octet-stream"
-            )
+            ctype = _CONTENT_TYPES.get(path.suffix, "application/octet-stream")
             storage.write_bytes(join(prefix, rel), path.read_bytes(), content_type=ctype)
-    return join(prefix, "index.html")
+    return join(prefix, ENTRY_PAGE)

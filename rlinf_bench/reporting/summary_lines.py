@@ -3,10 +3,13 @@
 Shared by the email text and the Slack payload (:mod:`rlinf_bench.reporting.notify`), which escape
 each line for their sink. Suite SRs with ± and interval, the decisive verdicts, why the others are not
 decisive, what changed (flipped states, provenance), failures with their reason, and the infrastructure
-checks that failed or have a target. Measured values without a target stay in the report.
+checks of every probe (those that failed or have a target; for the others one line saying why they decided
+nothing). Measured values without a target stay in the report.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from rlinf_bench.contracts import CheckpointReport, InfraCheck, SuiteReport, Verdict, VerdictValue
 from rlinf_bench.reporting.canary import canary_message_lines, is_canary_probe
@@ -21,13 +24,17 @@ from rlinf_bench.reporting.format import (
     verdict_against,
     verdict_word,
 )
-from rlinf_bench.reporting.message_limits import ERROR_TEXT_MAX_CHARS, cut
+from rlinf_bench.reporting.infra_rows import check_word
+from rlinf_bench.reporting.infra_strip import STATE_WORDS, ProbeChip, infra_strip
+from rlinf_bench.reporting.message_limits import ERROR_TEXT_MAX_CHARS, cut, cut_at_word
+from rlinf_bench.reporting.probe_scope import DEMO_SIZE
 from rlinf_bench.stats.flips import flip_summary
 
 __all__ = ["REASON_MAX_CHARS", "infra_lines", "suite_head", "suite_lines", "verdict_line"]
 
-#: A non-decisive verdict's reason in a message: enough for "max steps 20 vs 512 ... run with --protocol".
-REASON_MAX_CHARS = 200
+#: A non-decisive verdict's reason in a message: enough for "max steps 20 vs 512 (...); for a verdict, <the
+#: user's lever>" (rlinf_local/origin.py keeps the levers short); longer is cut at a word, whole in the report.
+REASON_MAX_CHARS = 240
 
 
 def suite_head(s: SuiteReport) -> str:
@@ -54,7 +61,7 @@ def verdict_line(v: Verdict) -> str:
     reason = v.reason
     if v.value == VerdictValue.INCONCLUSIVE:
         reason = reason.split("; ", 1)[1] if "; " in reason else ""  # the phrase is in the word already
-    return f"{head}: {cut(reason, REASON_MAX_CHARS)}" if reason else head
+    return f"{head}: {cut_at_word(reason, REASON_MAX_CHARS)}" if reason else head
 
 
 def suite_lines(s: SuiteReport) -> list[str]:
@@ -88,22 +95,43 @@ def suite_lines(s: SuiteReport) -> list[str]:
 
 def _check_line(c: InfraCheck) -> str:
     name = c.probe if c.metric == "—" else f"{c.probe}.{c.metric}"
-    if c.value is None:
-        return f"{name}: {'FAIL' if c.verdict == 'fail' else 'not measured'}" + (f" - {c.reason}" if c.reason else "")
     target = f" (target {c.op} {human(c.target, c.unit)})" if c.target is not None else ""
-    word = {"pass": "pass", "fail": "FAIL"}.get(c.verdict, "not judged")
-    return f"{name}: {human(c.value, c.unit)}{target}: {word}"
+    word = check_word(c)
+    return f"{name}: {human(c.value, c.unit)}{target}: {'FAIL' if word == 'fail' else word}"
+
+
+def _probe_lines(chip: ProbeChip, checks: list[InfraCheck]) -> list[str]:
+    """A probe's checks that failed or have a target, one line each, then why it decided nothing; a probe
+    with none of those gets one line saying what it measured or why it measured nothing."""
+    shown = [c for c in checks if c.value is not None and (c.verdict == "fail" or c.target is not None)]
+    lines = [_check_line(c) for c in shown]
+    if chip.state == "notdecided":
+        lines.append(f"  ({chip.title.removeprefix(DEMO_SIZE).lstrip(': ')})")
+    elif not shown and chip.state == "measured":
+        first = next(c for c in checks if c.value is not None)  # the probe's headline value
+        lines.append(f"{chip.probe}.{first.metric}: {human(first.value, first.unit)}: {chip.title or 'no target'}")
+    elif not shown:
+        failed = chip.state == "fail"
+        lines.append(f"{chip.probe}: {'FAIL' if failed else 'nothing measured'}" + (f" - {_why(checks)}"))
+    return lines
+
+
+def _why(checks: list[InfraCheck]) -> str:
+    return next((c.reason for c in checks if c.reason), "no reason given")
 
 
 def infra_lines(report: CheckpointReport) -> list[str]:
-    """The checks that failed or have a target, one line each, under a one-line count; [] without probes."""
+    """Every probe under a header that counts them by state, each with the checks that failed or have a target
+    (or why it decided nothing); [] without probes."""
     # the simulator canary speaks only when it failed, in its own words (rlinf_bench.reporting.canary)
     checks = [c for c in report.infra if not is_canary_probe(c.probe)]
     canary = canary_message_lines(report)
     if not checks:
         return canary
-    probes = sorted({c.probe for c in checks})
-    shown = [c for c in checks if c.verdict == "fail" or c.target is not None]
-    failed = sum(c.verdict == "fail" for c in checks)
-    head = f"Infrastructure ({', '.join(probes)}): " + (f"{failed} check(s) FAILED" if failed else "no failures")
-    return [head] + [f"  {_check_line(c)}" for c in shown] + canary
+    chips = infra_strip(checks)
+    counts = Counter(chip.state for chip in chips)
+    states = ", ".join(f"{counts[state]} {word}" for state, word in STATE_WORDS.items() if counts[state])
+    lines = [f"Infrastructure, {len(chips)} probe{'s' if len(chips) != 1 else ''}: {states}"]
+    for chip in chips:
+        lines += [f"  {line}" for line in _probe_lines(chip, [c for c in checks if c.probe == chip.probe])]
+    return lines + canary

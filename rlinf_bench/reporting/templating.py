@@ -13,7 +13,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from rlinf_bench.reporting import format as fmt
 from rlinf_bench.reporting.canary import canary_lines
-from rlinf_bench.stats.flips import flip_summary
+from rlinf_bench.reporting.infra_rows import check_word
+from rlinf_bench.stats.flips import flip_summary, flip_table
 
 __all__ = ["environment", "render"]
 
@@ -40,7 +41,9 @@ def environment() -> Environment:
         mde=fmt.mde_text,
         ctitle=fmt.checkpoint_title,
         flip_lines=flip_summary,
+        flip_rows=flip_table,
         canary_lines=canary_lines,
+        check_word=check_word,
     )
     return env
 

@@ -5,8 +5,9 @@ access to the bucket can shape, and causes from whatever a Job printed. None of 
 where it is shown. Every message builder passes user text through exactly one of these functions
 (HTML pages use Jinja's autoescape instead, see :mod:`rlinf_bench.reporting.templating`):
 
-- :func:`plain` for email and terminals: ANSI/OSC escape sequences removed, every other control or
-  bidirectional-override character shown visibly as ``\\xNN`` / ``\\uNNNN``.
+- :func:`plain` for email and terminals: ANSI/OSC escape sequences removed, every other control, format
+  (bidirectional overrides, zero-width characters, U+FEFF...) or separator character shown visibly as
+  ``\\xNN`` / ``\\uNNNN``.
 - :func:`slack` for Slack mrkdwn: :func:`plain`, then ``&``, ``<`` and ``>`` as entities, so no user text
   forms a mention (``<!channel>``, ``<@U…>``), a special command or a link (``<http://…|…>``).
   :func:`slack_link` is the only way a link gets into a Slack message, and only for URIs we built.
@@ -36,18 +37,22 @@ _ESCAPE_SEQUENCE = re.compile(
     """,
     re.VERBOSE,
 )
-# Characters that reorder or hide text (Trojan Source) or break lines outside of "\n".
-_INVISIBLE = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029\ufeff")
+# Characters that are not text to a reader: controls (Cc), format characters (Cf: the bidirectional overrides
+# and isolates of Trojan Source, zero-width spaces and joiners, U+FEFF, soft hyphens, tag characters),
+# line and paragraph separators outside of "\n" (Zl, Zp) and lone surrogates (Cs). Each is shown by its code.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 NEWLINE_MARK = " ⏎ "  # a newline inside a one-line field, shown (a silent join would hide the break)
 
 
 def _visible(ch: str) -> str:
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _is_control(ch: str) -> bool:
-    return ch in _INVISIBLE or unicodedata.category(ch) == "Cc"
+    return unicodedata.category(ch) in _HIDDEN_CATEGORIES
 
 
 def plain(text: object, *, multiline: bool = False) -> str:

@@ -9,10 +9,11 @@ hands its reader.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 
 from rlinf_bench.contracts import StateFlip, SuiteReport
 
-__all__ = ["flip_summary", "flipped_states"]
+__all__ = ["FlipRow", "flip_summary", "flip_table", "flipped_states"]
 
 
 def flipped_states(current: SuiteReport, reference: SuiteReport) -> list[StateFlip]:
@@ -52,3 +53,22 @@ def flip_summary(suite: SuiteReport) -> list[str]:
         what = "failure" if direction == "to_failure" else "success"
         lines.append(f"{label}: {n} state{'s' if n != 1 else ''} flipped to {what}")
     return lines
+
+
+@dataclass
+class FlipRow:
+    """One task's flipped states, for a table: which states went to failure and which to success."""
+
+    task_id: int
+    task_name: str
+    to_failure: list[int] = field(default_factory=list)
+    to_success: list[int] = field(default_factory=list)
+
+
+def flip_table(suite: SuiteReport) -> list[FlipRow]:
+    """One row per task with a flip, tasks with states flipped to failure first (what a reader looks for)."""
+    rows: dict[int, FlipRow] = {}
+    for f in suite.flips:
+        row = rows.setdefault(f.task_id, FlipRow(f.task_id, f.task_name))
+        (row.to_failure if f.direction == "to_failure" else row.to_success).append(f.init_state)
+    return sorted(rows.values(), key=lambda r: (not r.to_failure, r.task_id))

@@ -3,7 +3,9 @@
 Every task's episodes come from exactly one shard, so the merged tasks (in task-id order, as an unsharded
 run lists them) are the unsharded run's episode for episode. A shard that is missing, failed or
 interrupted leaves its tasks out and the merged run INCOMPLETE, with the missing tasks and the reason
-named: never a smaller complete run, so the suite's verdicts stay ``incomplete``.
+named: never a smaller complete run, so the suite's verdicts stay ``incomplete``. A shard that says it is
+complete yet lacks some of its tasks is named as such (:func:`false_complete`): its Job reported success on
+less than its share.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 
 from rlinf_bench.contracts import RunResult, RunStatus, TaskResult, Timings
 
-__all__ = ["ShardPart", "merge_shards"]
+__all__ = ["ShardPart", "false_complete", "merge_shards"]
 
 
 @dataclass(frozen=True)
@@ -51,12 +53,28 @@ def _gaps(part: ShardPart) -> tuple[list[TaskResult], list[str]]:
     found = {t.task_id for t in part.result.tasks}
     if part.result.status == RunStatus.COMPLETE and found == set(part.task_ids):
         return list(part.result.tasks), []
+    lie = false_complete(part)
+    if lie:
+        return list(part.result.tasks), [lie]
     why = part.result.error or f"status {part.result.status.value}"
     lost = sorted(set(part.task_ids) - found)
     tail = f", tasks {lost} missing" if lost else ""
     return list(part.result.tasks), [
         f"{part.label} (tasks {list(part.task_ids)}) is {part.result.status.value}{tail}: {why}"
     ]
+
+
+def false_complete(part: ShardPart) -> str:
+    """Why a shard that says it is complete is not (some of its tasks hold no episode); '' otherwise."""
+    if part.result is None or part.result.status != RunStatus.COMPLETE:
+        return ""
+    lost = sorted(set(part.task_ids) - {t.task_id for t in part.result.tasks})
+    if not lost:
+        return ""
+    return (
+        f"{part.label} (tasks {list(part.task_ids)}) says it is complete but holds no episode of tasks {lost} "
+        f"({part.source}): those tasks are missing from the run"
+    )
 
 
 def merge_shards(parts: Sequence[ShardPart]) -> RunResult | None:

@@ -17,7 +17,7 @@ Rule for every comparison (alpha defaults to 0.05):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rlinf_bench.baselines import Baseline
@@ -96,10 +96,12 @@ OVERRIDE_FLAGS = {
 }
 
 
-def comparability(suite: SuiteReport, baseline: Baseline) -> str | None:
+def comparability(suite: SuiteReport, baseline: Baseline, levers: Mapping[str, str] | None = None) -> str | None:
     """Why ``suite``'s runs cannot be compared with ``baseline`` (None: they can, or nothing is known).
 
-    Only settings that change what an episode is count here; decoding is :func:`caveat`'s.
+    Only settings that change what an episode is count here; decoding is :func:`caveat`'s. ``levers``
+    (the request's :class:`~rlinf_bench.contracts.RequestOrigin`) say how the user who started the run
+    changes each overridden setting; without one, the flag that sets it is named.
     """
     if baseline.protocol is None:
         return None
@@ -109,8 +111,12 @@ def comparability(suite: SuiteReport, baseline: Baseline) -> str | None:
         return None
     if run.name == baseline.protocol.name and run.overrides:
         # The run already uses the baseline's protocol; its own overrides are what make the difference.
-        flags = ", ".join(OVERRIDE_FLAGS.get(o, o) for o in run.overrides)
-        fix = f"leave out {flags} (keep the {run.name} protocol's own settings) for a verdict"
+        own = [(levers or {}).get(o) for o in run.overrides]
+        if all(own):  # the user's own levers, short enough to survive a message line
+            fix = f"for a verdict, {' and '.join(dict.fromkeys(x for x in own if x))}"
+        else:
+            flags = ", ".join(OVERRIDE_FLAGS.get(o, o) for o in run.overrides)
+            fix = f"for a verdict, leave out {flags} (the {run.name} protocol's own settings)"
     else:
         fix = f"run with --protocol {baseline.protocol.name} for a verdict"
     return (
@@ -189,11 +195,14 @@ def _against_constant(
     )
 
 
-def baseline_verdicts(suite: SuiteReport, baselines: Sequence[Baseline], cfg: VerdictConfig) -> list[Verdict]:
-    """One verdict per baseline that publishes a number for this suite (or, for per-task tables, per task)."""
+def baseline_verdicts(
+    suite: SuiteReport, baselines: Sequence[Baseline], cfg: VerdictConfig, levers: Mapping[str, str] | None = None
+) -> list[Verdict]:
+    """One verdict per baseline that publishes a number for this suite (or, for per-task tables, per task);
+    ``levers``: :func:`comparability`'s."""
     out: list[Verdict] = []
     for b in baselines:
-        reason = comparability(suite, b)
+        reason = comparability(suite, b, levers)
         if b.level == "suite":
             ref = b.rate(suite.suite)
             if ref is not None and reason is not None:
@@ -232,7 +241,8 @@ def average_verdicts(report: CheckpointReport, baselines: Sequence[Baseline], cf
         suites = [s for s in found if s is not None]
         if len(suites) != len(found):
             continue
-        reasons = [f"{s.suite}: {r}" for s in suites if (r := comparability(s, b)) is not None]
+        levers = report.origin.levers
+        reasons = [f"{s.suite}: {r}" for s in suites if (r := comparability(s, b, levers)) is not None]
         if reasons:
             common_nc = {"tolerance": cfg.tolerance, "alpha": cfg.alpha}
             out.append(_not_comparable("average", b.name, b.average / 100.0, "; ".join(reasons), None, **common_nc))
@@ -424,7 +434,7 @@ def apply_verdicts(
     cfg = cfg or VerdictConfig()
     report.baselines = [b.name for b in baselines]
     for suite in report.suites:
-        verdicts = baseline_verdicts(suite, baselines, cfg)
+        verdicts = baseline_verdicts(suite, baselines, cfg, report.origin.levers)
         if previous_report is not None:
             ref = previous_report.suite(suite.suite)
             previous = (_label(previous_report), ref) if ref is not None else None

@@ -121,22 +121,17 @@ def test_pipeline_publishes_to_an_mlflow_server_over_http(
         server.stop()
 
 
-def test_truncated_weights_fail_the_eval_jobs_and_send_one_failure_notice_naming_the_file(
+def test_truncated_weights_are_refused_before_the_stack_is_built_naming_the_users_file(
     demo_checkpoint: Path, tiny_config: Path, tmp_path: Path
 ) -> None:
+    """The policy is built on the checkpoint before anything starts (as the eval Job would build it): a truncated
+    weights file fails in seconds, naming the user's file, instead of failing every eval Job after the stack,
+    the probes and the Jobs' start-up. (A Job that fails later sends one failure notice: the workflow tests.)"""
     ckpt = copy_checkpoint(demo_checkpoint, tmp_path / "runs", step=100)
     weights = ckpt / "actor" / "model_state_dict" / "full_weights.pt"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
     out = tmp_path / "out"
     cli = rlinf_bench("pipeline", "--checkpoint", str(ckpt), "--config", str(tiny_config), "--out", str(out), "--json")
-    assert cli.returncode == 1, cli.stderr[-3000:]
-    doc = cli.json()
-    (execution,) = doc["executions"]
-    assert execution["status"] == "FAILED" and execution["runs_done"] == 0 and execution["runs_failed"] == 1
-    assert any("full_weights.pt" in f["reason"] and "truncated" in f["reason"] for f in doc["failures"])
-    (email,) = doc["outbox"]["email"]  # exactly one failure notification
-    text = Path(email).read_text()
-    assert "FAILED" in text and "full_weights.pt" in text and "unreadable" in text
-    (slack,) = doc["outbox"]["slack"]
-    assert "failed" in json.loads(Path(slack).read_text())["blocks"][0]["text"]["text"].lower()
-    assert doc["report"] == "" and checkpoint_runs(doc["tracking_uri"]) == []  # nothing published as a success
+    assert cli.returncode == 2, cli.stderr[-3000:]
+    assert str(weights) in cli.stderr and "truncated" in cli.stderr
+    assert cli.stdout == "" and not (out / "state.json").exists() and not (out / "outbox").exists()

@@ -75,7 +75,8 @@ def test_given_backfill_with_steps_then_the_summary_counts_every_checkpoint_foun
     _write_local(tmp_path, 50, complete=False)
     _write_local(tmp_path, 75)
 
-    assert main(["backfill", str(tmp_path), "--steps", "25,50", "--dry-run", "--quiet-period", "0"]) == 0
+    out = ["--out", str(tmp_path / "out")]  # a local root and no state machine: the embedded default's record
+    assert main(["backfill", str(tmp_path), "--steps", "25,50", "--dry-run", "--quiet-period", "0", *out]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
 
     assert last == (

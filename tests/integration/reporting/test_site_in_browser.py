@@ -13,7 +13,7 @@ from rlinf_bench.reporting.site import write_site
 from tests.unit.reporting.sitefactory import NASTY, two_checkpoints
 
 PAGES = {
-    "index": "index.html",
+    "index": "report.html",
     "checkpoint": "checkpoints/exp-step_200.html",
     "suite": "checkpoints/exp-step_200/libero_spatial.html",
     "task": "checkpoints/exp-step_200/libero_spatial/task_0.html",

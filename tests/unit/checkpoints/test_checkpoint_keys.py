@@ -79,7 +79,9 @@ def test_given_dcp_metadata_then_it_is_not_mistaken_for_a_temp_file() -> None:
         ("runs/x/checkpoints/global_step_12a/actor/optim.pt", "is not a number"),
         ("runs/x/checkpoints/global_step_/actor/optim.pt", "is not a number"),
         ("runs/x/checkpoints/global_step_\u0663/actor/optim.pt", "is not a number"),
-        ("a" * 1025, "1025 characters"),
+        ("a" * 1025, "1025 bytes long"),
+        # 400 characters but 1,200 bytes: S3 counts the UTF-8 encoding, and so does the backlog's table key.
+        ("runs/" + "实" * 400 + "/checkpoints/global_step_1/actor/optim.pt", "1246 bytes long"),
     ],
 )
 def test_given_an_unsafe_or_unparseable_key_then_it_is_refused_naming_the_problem(key: str, message: str) -> None:

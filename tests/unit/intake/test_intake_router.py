@@ -220,3 +220,43 @@ def test_given_an_unreadable_body_received_twice_then_it_is_dead_lettered_once_a
     assert [[r.outcome for r in results] for results in receives] == [[Outcome.DEAD_LETTERED]] * 2
     assert [(i, r) for i, _, r in letters.sent] == [("m-9#body", receives[0][0].reason)]
     assert "nests deeper than 32 levels" in receives[0][0].reason
+
+
+class RefusingStepFunctions:
+    """Step Functions refusing every StartExecution with ``code`` (an execution name or input it never takes)."""
+
+    def __init__(self, code: str) -> None:
+        self.code, self.calls = code, 0
+
+    def describe_execution(self, **kwargs: Any) -> Any:
+        raise S3Error("ExecutionDoesNotExist")
+
+    def start_execution(self, **kwargs: Any) -> Any:
+        self.calls += 1
+        raise S3Error(self.code)
+
+
+@pytest.mark.parametrize("code", ["InvalidName", "InvalidExecutionInput", "ValidationException"])
+def test_given_step_functions_refuses_the_request_then_it_is_dead_lettered_once_at_first_sight_not_retried(
+    code: str,
+) -> None:
+    from rlinf_aws.execution_starter import ExecutionStarter
+
+    sfn = RefusingStepFunctions(code)
+    starter = ExecutionStarter(sfn, "arn:aws:states:us-east-1:123456789012:stateMachine:eval")
+    bucket, letters = Bucket(), Letters()
+    bucket.put_checkpoint(f"s3://bkt/{ROOT}", fsdp_objects(4))
+    router = Router(
+        config=IntakeConfig(quiet_period_s=60),
+        lister=bucket,
+        start_once=lambda ref, request: starter.start(request).to_dict(),
+        dead_letters=letters,
+        clock=lambda: T0 + timedelta(seconds=61),
+    )
+    body = classic(f"{ROOT}/actor/model_state_dict/full_weights.pt")
+
+    receives = [router.route(body, first_seen=T0, message_id="m-3") for _ in range(2)]  # age 61 s: no max_age yet
+
+    assert [[r.outcome for r in results] for results in receives] == [[Outcome.DEAD_LETTERED]] * 2
+    assert [i for i, _, _ in letters.sent] == ["m-3#record-0"]
+    assert "Step Functions refused execution" in letters.sent[0][2] and code in letters.sent[0][2]

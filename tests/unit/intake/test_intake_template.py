@@ -43,3 +43,17 @@ def test_given_the_queue_and_function_then_failures_are_partial_and_dead_letters
 def test_given_the_template_then_cfn_lint_passes() -> None:
     out = subprocess.run(["cfn-lint", "template.yaml"], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_given_the_end_event_rule_then_an_end_event_that_fails_lands_in_a_kept_queue(resources: dict[str, Any]) -> None:
+    router = resources["CheckpointRouterFunction"]["Properties"]
+    rule = router["Events"]["ExecutionEnded"]["Properties"]
+    queue = {"GetAtt": "ExecutionEndedDeadLetterQueue.Arn"}
+    assert rule["DeadLetterConfig"]["Arn"] == queue  # EventBridge could not hand it over
+    assert router["DeadLetterQueue"] == {"Type": "SQS", "TargetArn": queue}  # the function failed on it
+    assert router["EventInvokeConfig"]["MaximumRetryAttempts"] == 2
+    assert resources["ExecutionEndedDeadLetterQueue"]["DeletionPolicy"] == "Retain"
+    statement = resources["ExecutionEndedDeadLetterQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
+    assert statement["Condition"]["ArnEquals"]["aws:SourceArn"] == {
+        "GetAtt": "CheckpointRouterFunctionExecutionEnded.Arn"
+    }

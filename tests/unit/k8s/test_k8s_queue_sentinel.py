@@ -108,3 +108,13 @@ def test_given_the_limit_reached_then_the_task_fails_naming_the_queue() -> None:
 
 def _cond(kind: str) -> k8s.V1JobStatus:
     return k8s.V1JobStatus(conditions=[k8s.V1JobCondition(type=kind, status="True")])
+
+
+def test_given_odd_annotations_and_workload_times_then_the_job_is_still_read_with_the_default_limit() -> None:
+    job = _job()
+    for limit in ("-5", "0", "inf", "², ", "99999999"):
+        job.metadata.annotations["rlinf-bench/queue-limit-min"] = limit
+        bad_time = {"status": {"conditions": [{"type": "Evicted", "status": "True", "lastTransitionTime": "soon"}]}}
+        view = job_view(job, [], [bad_time, {"status": "not a mapping"}])
+        assert view.limit_min == 120, limit  # the default, not an instant failure or a wait of years
+        assert view.waiting_since == CREATED

@@ -125,3 +125,25 @@ def test_a_lambda_error_cause_is_read_as_its_message() -> None:
     doc = '{"errorMessage": "unknown suite \'x\'", "errorType": "UnknownSuiteError", "stackTrace": []}'
     assert cause_text(StateError(Error="UnknownSuiteError", Cause=doc)) == "unknown suite 'x'"
     assert cause_text(StateError(Error="RunFailed", Cause="plain words")) == "plain words"
+
+
+def test_the_report_carries_the_requests_origin_and_its_verdict_names_that_lever(tmp_path: Path) -> None:
+    from rlinf_bench.contracts import RequestOrigin
+
+    origin = RequestOrigin(command="make demo", levers={"max_steps": "run make demo DEMO_ARGS=--paper"})
+    req = request(tmp_path).model_copy(update={"origin": origin, "baselines": ["libero/openvla-oft-rlinf"]})
+    short = [
+        make_run({0: [1, 0, 1]}, run_index=i).model_copy(
+            update={"protocol": make_run({}).protocol.model_copy(update={"max_steps": 130, "overrides": ["max_steps"]})}
+        )
+        for i in range(3)
+    ]
+    outcomes = [ok(tmp_path, i, run) for i, run in enumerate(short)]
+    out = aggregate(
+        AggregateInput(request=req, result_root=str(tmp_path / "root"), outcomes=[outcomes, []]), storage=Storage()
+    )
+    report = CheckpointReport.load(out.report_uri)
+
+    assert report.origin == origin
+    (v,) = report.verdicts
+    assert "for a verdict, run make demo DEMO_ARGS=--paper" in v.reason and "--max-steps" not in v.reason

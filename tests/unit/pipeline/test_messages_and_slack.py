@@ -67,3 +67,28 @@ def test_a_flaky_webhook_is_retried_and_a_dead_one_raises_for_the_dlq() -> None:
 
     with pytest.raises(SlackDeliveryError, match="refused"):
         deliver(SlackMessage(slack={"text": "x"}), "https://hooks/x", poster=refused, policy=NO_WAIT)
+
+
+@pytest.mark.parametrize(
+    "secret", ["xoxb-1234-not-a-webhook-url-at-all", "hooks.slack.com/services/T0/B0/nOhTtPs", "https:// spaced oUt"]
+)
+def test_a_webhook_secret_that_is_not_a_url_is_refused_without_showing_it(
+    secret: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.DEBUG), pytest.raises(SlackDeliveryError) as info:
+        deliver(SlackMessage(slack={"text": "x"}), secret, policy=NO_WAIT)  # the real poster: nothing is posted
+    message = str(info.value)
+    assert "not an https:// URL" in message and f"{len(secret)} characters, not shown" in message
+    for text in (message, caplog.text):
+        assert secret not in text and secret[-5:] not in text
+
+
+def test_a_failing_webhook_is_named_without_its_secret_path(caplog: pytest.LogCaptureFixture) -> None:
+    url = "https://hooks.slack.com/services/T0123/B0456/sEcReTpAtH"
+
+    def refused(target: str, payload: dict[str, Any]) -> int:
+        raise _HttpError(404, f"no_service for {target}")  # a server that echoes the URL
+
+    with caplog.at_level(logging.DEBUG), pytest.raises(SlackDeliveryError) as info:
+        deliver(SlackMessage(slack={"text": "x"}), url, poster=refused, policy=NO_WAIT)
+    assert "sEcReTpAtH" not in str(info.value) and "sEcReTpAtH" not in caplog.text

@@ -59,7 +59,7 @@ def test_a_request_fans_out_into_suite_by_run_items_and_one_item_per_probe() -> 
         ({"suites": [SuiteSelection(name="libero_goal", tasks=[10])]}, ConfigError, ["suites[0].tasks"]),
         ({"baselines": ["libero/no-such-paper"]}, UnknownBaselineError, ["libero/no-such-paper"]),
         ({"probes": [ProbeSpec(name="gpu"), ProbeSpec(name="gpu")]}, ConfigError, ["probes", "gpu"]),
-        ({"workflow": WorkflowSettings(heartbeat_s=10**6)}, ConfigError, ["workflow.heartbeat_s"]),
+        ({"workflow": WorkflowSettings(heartbeat_s=86400)}, ConfigError, ["workflow.heartbeat_s"]),
         # A probe that would exit on its argument parser before its first heartbeat.
         (
             {"probes": [ProbeSpec(name="gpu"), ProbeSpec(name="storage")]},

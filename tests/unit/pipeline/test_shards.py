@@ -163,3 +163,74 @@ def test_jobs_submitted_without_the_workflow_refuse_a_sharded_request_naming_the
     with pytest.raises(JobSpecError, match=r"shards: 2 splits \['libero_10'\].*shards: 1"):
         jobs_for_request(request)
     assert len(jobs_for_request(request.model_copy(update={"shards": 1}))) == 3
+
+
+def _write_shards_with(request: EvalRequest, root: str, change: dict[int, object]) -> list[RunOutcome]:
+    """Run 0's shards, each written through ``change[shard index]`` (a RunResult -> RunResult function)."""
+    outcomes = []
+    for shard in expand_shards(request, root):
+        full = make_run(_outcomes(shard.run.run_index), run_index=shard.run.run_index)
+        part = full.with_tasks([t for t in full.tasks if t.task_id in (shard.run.task_ids or [])])
+        fix = change.get(shard.index) if shard.run.run_index == 0 else None
+        if fix is not None:
+            part = fix(part)  # type: ignore[operator]
+        assert shard.run.output_uri
+        part.save(shard.run.output_uri)
+        outcomes.append(
+            RunOutcome(
+                status=OutcomeStatus.SUCCEEDED,
+                kind="eval",
+                result_uri=shard.run.output_uri,
+                suite=shard.run.suite,
+                run_index=shard.run.run_index,
+            )
+        )
+    return outcomes
+
+
+def _other_steps(part: RunResult) -> RunResult:
+    return part.model_copy(update={"max_steps": part.max_steps + 99})
+
+
+def test_an_odd_first_shard_is_blamed_and_the_good_shards_are_kept(tmp_path: Path) -> None:
+    request = _request(tmp_path, 3)
+    root = str(tmp_path / "root")
+    complete, failed, _ = _aggregate(request, root, _write_shards_with(request, root, {0: _other_steps}))
+    assert not complete
+    (line,) = failed  # one line, for the odd shard only
+    assert line.startswith("libero_spatial run 0 shard 1/3: ")
+    assert "does not match libero_spatial run 0 shard 2/3 (the settings 2 of the run's shards share)" in line
+    assert "field max_steps differs" in line
+    merged = RunResult.load(run_result_uri(root, "libero_spatial", 0))
+    shards = expand_shards(request, root)
+    assert merged.max_steps == make_run(_outcomes(0)).max_steps  # the majority's settings, not the first shard's
+    assert {t.task_id for t in merged.tasks} == set(range(6)) - set(shards[0].run.task_ids or [])
+
+
+def test_two_shards_that_disagree_are_both_refused_naming_each_other(tmp_path: Path) -> None:
+    request = _request(tmp_path, 2)
+    root = str(tmp_path / "root")
+    _, failed, report = _aggregate(request, root, _write_shards_with(request, root, {1: _other_steps}))
+    lines = [x for x in failed if x.startswith("libero_spatial run 0 shard")]
+    assert len(lines) == 2 and all("no settings are shared by most of the run's shards" in x for x in lines)
+    assert "shard 1/2: result" in lines[0] and "and libero_spatial run 0 shard 2/2 disagree" in lines[0]
+    run0 = report.suites[0].runs[0]
+    assert (run0.run_index, run0.status.value) == (0, "failed")
+
+
+def test_a_complete_looking_shard_missing_a_task_adds_a_failure_line(tmp_path: Path) -> None:
+    request = _request(tmp_path, 3)
+    root = str(tmp_path / "root")
+
+    def drop_a_task(part: RunResult) -> RunResult:
+        return part.with_tasks(part.tasks[1:])  # still status complete
+
+    shard = expand_shards(request, root)[1]
+    lost = (shard.run.task_ids or [])[0]
+    complete, failed, report = _aggregate(request, root, _write_shards_with(request, root, {1: drop_a_task}))
+    assert not complete
+    (line,) = failed
+    assert line.startswith("libero_spatial run 0 shard 2/3 ")
+    assert f"says it is complete but holds no episode of tasks [{lost}]" in line
+    run0 = report.suites[0].runs[0]
+    assert (run0.run_index, run0.status.value) == (0, "incomplete")

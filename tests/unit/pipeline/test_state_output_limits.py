@@ -9,6 +9,7 @@ from pathlib import Path
 from rlinf_aws.state_aggregate import aggregate
 from rlinf_aws.state_notify_failure import explain_run_failure
 from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.contracts.limits import MESSAGE_CHARS
 from rlinf_bench.contracts.workflow import (
     AggregateInput,
     OutcomeStatus,
@@ -48,10 +49,11 @@ def test_result_files_with_thousands_of_invalid_fields_keep_the_aggregate_output
     assert all(len(line) <= ERROR_TEXT_MAX_CHARS for line in out.failed_runs)
     assert any(str(tmp_path / "bad1.json") in line and "cut:" in line for line in out.failed_runs)
     assert out.failed_runs[-1].startswith("… and ") and out.report_uri in out.failed_runs[-1]
-    # The stored report keeps the whole error of each bad file.
+    # The stored report keeps the head of each bad file's error, up to its limit, and says how long it was.
     stored = CheckpointReport.load(out.report_uri)
     errors = [r.error or "" for s in stored.suites for r in s.runs if r.run_index == 1]
-    assert errors and len(errors[0]) > 100_000
+    assert errors and len(errors[0]) == MESSAGE_CHARS and errors[0].endswith("characters]")
+    assert "field tasks.0" in errors[0]
 
 
 def test_a_job_cause_of_32_kib_is_cut_in_the_run_outcome_naming_the_execution_history(tmp_path: Path) -> None:

@@ -33,10 +33,18 @@ def _runs(step: int, outcomes: dict[int, list[int]], torch: str, video: Path | N
     return out
 
 
+def _source(step: int, run_index: int, video: Path | None) -> str:
+    """Where the run's RunResult was read from: beside its video (a run's videos are in its own folder)."""
+    return str(video.parent / f"step{step}-run{run_index}.json") if video else f"{step}-{run_index}"
+
+
 def two_checkpoints(video: Path | None = None) -> list[CheckpointReport]:
     """Step 100, then step 200 with 4 states of task 0 broken and a newer torch."""
     before = aggregate_checkpoint(
-        [SourcedRun(f"100-{r.run_index}", r) for r in _runs(100, {t: list(BASE) for t in NAMES}, "2.5.1", video)]
+        [
+            SourcedRun(_source(100, r.run_index, video), r)
+            for r in _runs(100, {t: list(BASE) for t in NAMES}, "2.5.1", video)
+        ]
     )
     apply_verdicts(before, [])
     now_outcomes = {t: list(BASE) for t in NAMES}
@@ -44,6 +52,8 @@ def two_checkpoints(video: Path | None = None) -> list[CheckpointReport]:
         now_outcomes[0][state] = 0
     for t in NAMES:
         now_outcomes[t][20:30] = [0] * 10  # a broad drop, so the verdict is below
-    now = aggregate_checkpoint([SourcedRun(f"200-{r.run_index}", r) for r in _runs(200, now_outcomes, "2.6.0", video)])
+    now = aggregate_checkpoint(
+        [SourcedRun(_source(200, r.run_index, video), r) for r in _runs(200, now_outcomes, "2.6.0", video)]
+    )
     apply_verdicts(now, [], [before])
     return [before, now]

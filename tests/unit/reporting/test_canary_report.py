@@ -3,11 +3,20 @@ in the summary message."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
+from rlinf_aws.state_aggregate import aggregate
 from rlinf_bench.contracts import CheckpointReport, Measurement, ProbeResult, ProbeVerdict
+from rlinf_bench.contracts.workflow import AggregateInput, OutcomeStatus, RunOutcome
+from rlinf_bench.document_store import Storage
 from rlinf_bench.reporting.infra_rows import infra_checks
 from rlinf_bench.reporting.markdown import checkpoint_markdown
 from rlinf_bench.reporting.messages import summary_notification
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
+from tests.unit.pipeline.test_aggregate import ok, request
 from tests.unit.stats.runfactory import checkpoint, make_run
 
 HERE = {"mujoco": "3.9.0", "numpy": "1.26.4", "rlinf-libero": "0.1.3", "robosuite": "1.4.1"}
@@ -67,3 +76,39 @@ def test_a_drift_is_in_the_summary_message_naming_the_episode() -> None:
     assert "simulator canary: DRIFT" in note
     assert "task 0 state 0" in note and "mujoco 3.3.7" in note
     assert "sim_canary.moved_episodes" not in note  # said once, in the canary's words
+
+
+# A canary result file whose details are not the expected shape: a stated line, and the report still comes out.
+MALFORMED = [
+    ({"moved": 5}, "details.moved: Input should be a valid list"),
+    ({"moved": [{"task": 0}]}, "details.moved.0: Input should be a valid string"),
+    ({"moved": ["x"], "versions_here": ["mujoco", "3.9"]}, "details.versions_here: Input should be a valid dictionary"),
+    ({"summary": {"nested": True}, "versions_reference": {"mujoco": 3.3}}, "details.summary: Input should be"),
+    ({"episodes": -4}, "details.episodes: Input should be greater than or equal to 0"),
+]
+
+
+@pytest.mark.parametrize(("details", "why"), MALFORMED)
+@pytest.mark.parametrize("verdict", ["fail", "pass"])
+def test_a_malformed_canary_result_is_stated_unreadable_and_the_checkpoints_report_still_comes_out(
+    tmp_path: Path, details: dict[str, object], why: str, verdict: str
+) -> None:
+    probe_file = tmp_path / "sim_canary.json"
+    probe_file.write_text(
+        json.dumps(
+            {"schema_version": "1.0", "probe": "sim_canary", "verdict": verdict, "reason": "r", "details": details}
+        )
+    )
+    probe = RunOutcome(status=OutcomeStatus.SUCCEEDED, kind="probe", probe="sim_canary", result_uri=str(probe_file))
+    runs = [ok(tmp_path, i) for i in range(3)]
+    out = aggregate(
+        AggregateInput(request=request(tmp_path), result_root=str(tmp_path / "root"), outcomes=[runs, [probe]]),
+        storage=Storage(),
+    )
+    report = CheckpointReport.load(out.report_uri)
+    md = (Path(out.report_uri).parent / "report.md").read_text()
+    assert "simulator canary result unreadable: " in md and why in md
+    site = Path(report.links["report_site"]).parent / "checkpoints" / "exp-step_100.html"
+    assert "simulator canary result unreadable: " in site.read_text()
+    note = summary_notification(report).text
+    assert "simulator canary result unreadable: " in note and why in note

@@ -29,3 +29,13 @@ def test_each_probe_gets_one_chip_saying_what_failed_and_against_what() -> None:
     assert (chips["checkpoint_io"].state, chips["checkpoint_io"].text) == ("pass", "✓ 2 targets met")
     assert (chips["gpu"].state, chips["gpu"].title) == ("notrun", "no NVIDIA GPU or driver here")
     assert chips["nccl"].state == "measured"
+
+
+def test_figures_the_probe_says_are_not_the_thing_are_not_decided_never_no_target() -> None:
+    memory = _check(
+        "storage", "write_mb_s", 5200.0, "not_available", unit="MB/s", op=">", target=500.0,
+        reason="/dev/shm is on tmpfs: memory-backed, these figures are memory bandwidth",
+    )  # fmt: skip
+    (chip,) = infra_strip([memory])
+
+    assert (chip.state, chip.text) == ("notdecided", "not decided") and "memory-backed" in chip.title

@@ -84,3 +84,23 @@ def test_a_huge_failure_cause_fits_sns_and_slack_and_names_the_execution_history
     assert len(kwargs["Subject"]) <= SNS_SUBJECT_MAX_CHARS and "\n" not in kwargs["Subject"]
     assert "the execution history of ex-1" in note.text
     assert_slack_within_limits(note.slack)
+
+
+def test_a_long_subject_and_header_are_cut_at_a_word_with_an_ellipsis() -> None:
+    from rlinf_bench.reporting.notify import email_subject
+
+    long = report()
+    long.experiment = "openvla-oft-grpo libero spatial object goal long sweep with a very long experiment name"
+    long.global_step = 12_000
+    note = summary_notification(long)
+    full = email_subject(long)
+
+    subject = note.subject
+    assert len(subject) <= SNS_SUBJECT_MAX_CHARS < len(full)
+    assert subject.endswith("…") and "[cut" not in subject
+    kept = subject.removesuffix("…")
+    assert full.startswith(kept) and full[len(kept)] == " "  # a whole word, never a piece of one
+    header_text = note.slack["blocks"][0]["text"]["text"]
+    assert header_text == long.experiment + " global_step 12000"  # fits Slack's 150: not cut at all
+    failure = failure_notification("x " * 100, "boom")
+    assert failure.slack["blocks"][0]["text"]["text"].endswith("x…") and "[cut" not in str(failure.slack["blocks"][0])

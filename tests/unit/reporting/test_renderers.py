@@ -117,7 +117,7 @@ def test_given_a_regression_and_a_failing_probe_then_checklist_fails_with_eviden
     sr = items["Success rates are in expected range (compare to paper)"]
     assert sr.status == "fail" and "below" in sr.evidence
     gpu = items["GPU utilization > 70% during policy updates"]
-    assert gpu.status == "fail" and "util_update_pct=42% (target > 70%): fail" in gpu.evidence
+    assert gpu.status == "fail" and "util_update_pct 42% (target > 70%)" in gpu.evidence
     assert items["Results are logged to MLflow for comparison"].status == "pass"
 
 
@@ -150,7 +150,7 @@ def test_given_probe_values_beyond_its_target_then_each_is_judged_against_the_re
     assert items["GPU utilization > 70% during policy updates"].status == "pass"
 
 
-def test_given_a_gpu_probe_that_could_not_run_then_the_checklist_gives_its_reason_alone() -> None:
+def test_given_a_gpu_probe_that_could_not_run_then_the_checklist_says_not_run_and_why() -> None:
     report = report_at(100, 0.9)
     report.probes = [
         ProbeResult(probe="gpu", values={}, verdict=ProbeVerdict.NOT_AVAILABLE, reason="no NVIDIA GPU or driver here")
@@ -158,4 +158,15 @@ def test_given_a_gpu_probe_that_could_not_run_then_the_checklist_gives_its_reaso
     items = {i.item: i for i in validation_checklist([report])}
 
     gpu = next(i for name, i in items.items() if name.startswith("GPU utilization"))
-    assert gpu.status == "not run" and gpu.evidence == "no NVIDIA GPU or driver here"
+    assert gpu.status == "not run" and gpu.why == "no NVIDIA GPU or driver here"
+    assert gpu.text == "no NVIDIA GPU or driver here; nothing measured"
+
+
+def test_an_above_verdict_in_markdown_shows_the_p_of_the_test_that_decided_it() -> None:
+    md = checkpoint_markdown(report_at(100, 0.99))
+    head = next(line for line in md.splitlines() if line.startswith("| suite | against | verdict"))
+    row = next(line for line in md.splitlines() if "| ▲ above |" in line)
+    cells = dict(zip(head.strip("|").split(" | "), row.strip("|").split(" | "), strict=True))
+
+    assert cells["p (above)"].strip() == "<1e-4" and cells["p (below)"].strip() == "1.0000"  # as the HTML shows
+    assert cells["diff"].strip() == "+7.2 pts"  # with its unit

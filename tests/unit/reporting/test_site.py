@@ -28,21 +28,29 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"files": files, "reports": reports, "out": root / "out"}
 
 
-def test_given_two_checkpoints_then_every_page_type_is_written_and_linked(site: dict) -> None:
+def test_given_two_checkpoints_then_the_one_entry_page_drills_down_to_every_page_type(site: dict) -> None:
     out: Path = site["out"]
-    index = (out / "index.html").read_text()
+    assert site["files"].html == out / "report.html"
+    entry = (out / "report.html").read_text()
     for r in site["reports"]:
         slug = checkpoint_slug(r)
-        assert f'href="checkpoints/{slug}.html"' in index
+        assert f'href="checkpoints/{slug}.html"' in entry
         assert (out / f"checkpoints/{slug}.html").is_file()
         assert (out / f"checkpoints/{slug}/libero_spatial.html").is_file()
         assert (out / f"checkpoints/{slug}/libero_spatial/task_0.html").is_file()
-    assert 'href="checkpoints/' not in (out / "report.html").read_text()  # the single page stays self-contained
+    assert not (out / "index.html").exists()  # one entry page: the one printed and linked
+    task = (out / "checkpoints/exp-step_200/libero_spatial/task_0.html").read_text()
+    assert 'href="../../../report.html"' in task  # every breadcrumb leads back to it
+
+
+def test_without_the_pages_the_entry_page_links_nowhere(tmp_path: Path) -> None:
+    files = write_site(two_checkpoints(), tmp_path, baselines=[], title="t", pages=False)
+    assert 'href="checkpoints/' not in files.html.read_text() and files.pages == []
 
 
 def test_given_html_in_a_task_name_then_every_page_escapes_it(site: dict) -> None:
     pages = [p for p in site["files"].all if p.suffix == ".html"]
-    assert len(pages) == 2 + 2 * (1 + 1 + 3)  # report + index, and per checkpoint: page, suite, 3 tasks
+    assert len(pages) == 1 + 2 * (1 + 1 + 3)  # the entry page, and per checkpoint: page, suite, 3 tasks
     for page in pages:
         text = page.read_text()
         assert "<script>" not in text and "<b>bold" not in text, page
@@ -55,8 +63,9 @@ def test_given_a_recorded_and_a_missing_video_then_a_link_and_no_video(site: dic
     links = {line for line in task.split('"') if line.startswith("../../../videos/")}
     assert len(links) == 1 and (site["out"] / "checkpoints/exp-step_200/libero_spatial" / next(iter(links))).is_file()
     assert task.count('class="video"') == 3  # state 0, three runs
-    assert task.count("no video") == 150 - 3  # state 1's file is missing: shown as no video, not linked
-    assert "nonexistent" not in task
+    assert task.count("no video") == 150 - 3  # state 1's file is outside its run's folder: no video, and why
+    assert "/nonexistent/episode_1.mp4&#39; not read: outside the run&#39;s own folder" in task
+    assert 'href="/nonexistent' not in task and 'src="/nonexistent' not in task
 
 
 def test_given_recorded_videos_then_the_task_page_embeds_each_once_failures_first(site: dict) -> None:
@@ -98,10 +107,12 @@ def test_given_an_older_report_without_episode_rows_then_the_grid_uses_counts(tm
     assert page.count("unknown") > 10
 
 
-def test_upload_site_stores_the_pages_under_the_prefix_and_returns_the_index(tmp_path: Path) -> None:
+def test_upload_site_stores_the_pages_under_the_prefix_and_returns_the_entry_page(tmp_path: Path) -> None:
     before, now = two_checkpoints()
-    index = upload_site(now, [before, now], str(tmp_path / "report" / "site"), Storage(), baselines=[])
-    assert index == str(tmp_path / "report" / "site" / "index.html") and Path(index).is_file()
+    entry = upload_site(
+        now, [before, now], str(tmp_path / "report" / "site"), Storage(), baselines=[], results_root=str(tmp_path)
+    )
+    assert entry == str(tmp_path / "report" / "site" / "report.html") and Path(entry).is_file()
     stored = {p.relative_to(tmp_path / "report" / "site").as_posix() for p in (tmp_path / "report").rglob("*.html")}
     assert "checkpoints/exp-step_200/libero_spatial/task_0.html" in stored
     assert not any("exp-step_100/" in s for s in stored)  # only this checkpoint's pages; older ones have theirs
@@ -156,32 +167,40 @@ def test_given_flips_then_email_slack_and_markdown_carry_the_short_form() -> Non
     assert "| MDE (80%) |" in md
 
 
-def test_upload_site_to_s3_copies_stored_videos_and_marks_missing_ones(tmp_path: Path) -> None:
+def test_upload_site_to_s3_copies_stored_videos_and_says_why_others_are_not(tmp_path: Path) -> None:
     import boto3
     from moto import mock_aws
 
+    mp4 = b"\x00\x00\x00\x18ftypmp42"
     with mock_aws():
         s3 = boto3.client("s3", region_name="us-east-1")
         s3.create_bucket(Bucket="results")
-        s3.put_object(Bucket="results", Key="exp/videos/ep0.mp4", Body=b"\x00\x00\x00\x18ftypmp42")
+        s3.put_object(Bucket="results", Key="exp/libero_spatial/run0.videos/ep0.mp4", Body=mp4)
+        s3.put_object(Bucket="results", Key="alice/libero_spatial/run0.videos/ep2.mp4", Body=mp4 + b"alice's")
         before, now = two_checkpoints()
+        names = {
+            0: "s3://results/exp/libero_spatial/run0.videos/ep0.mp4",
+            1: "s3://results/exp/libero_spatial/run0.videos/gone.mp4",  # never stored
+            2: "s3://results/alice/libero_spatial/run0.videos/ep2.mp4",  # another user's results
+        }
         for suite in now.suites:
             for st in suite.states:
-                if st.task_id == 0 and st.init_state in (0, 1):
-                    name = "ep0.mp4" if st.init_state == 0 else "gone.mp4"  # gone.mp4 was never stored
-                    st.episodes = [
-                        e.model_copy(update={"video": f"s3://results/exp/videos/{name}"}) for e in st.episodes
-                    ]
+                if st.task_id == 0 and st.init_state in names:
+                    st.episodes = [e.model_copy(update={"video": names[st.init_state]}) for e in st.episodes]
         storage = Storage(s3)
-        index = upload_site(now, [before], "s3://results/exp/report/site", storage, baselines=[])
-        assert index == "s3://results/exp/report/site/index.html"
+        entry = upload_site(
+            now, [before], "s3://results/exp/report/site", storage, baselines=[], results_root="s3://results/exp"
+        )
+        assert entry == "s3://results/exp/report/site/report.html"
         keys = {o["Key"] for o in s3.list_objects_v2(Bucket="results", Prefix="exp/report/site/")["Contents"]}
         assert "exp/report/site/checkpoints/exp-step_200/libero_spatial/task_0.html" in keys
-        assert sum(k.startswith("exp/report/site/videos/") for k in keys) == 1
-        head = s3.head_object(Bucket="results", Key="exp/report/site/index.html")
+        (video,) = [k for k in keys if k.startswith("exp/report/site/videos/")]
+        assert s3.head_object(Bucket="results", Key=video)["ContentType"] == "video/mp4" and video.endswith(".mp4")
+        head = s3.head_object(Bucket="results", Key="exp/report/site/report.html")
         assert head["ContentType"].startswith("text/html")
         task = storage.read_text("s3://results/exp/report/site/checkpoints/exp-step_200/libero_spatial/task_0.html")
-        assert task.count('class="video"') == 3 and "gone.mp4" not in task
+        assert task.count('class="video"') == 3
+        assert task.count("it does not exist") == 3 and task.count("outside the run&#39;s own folder") == 3
 
 
 def test_embedded_videos_put_failures_before_successes() -> None:

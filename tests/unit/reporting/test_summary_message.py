@@ -78,7 +78,7 @@ def test_the_demos_second_checkpoint_summary_is_short_with_one_link_and_no_debug
     for debris in ("255.47282222588046", "475.771", "gpu.—", "None", "2.0 count", "not_available", "ranks"):
         assert debris not in note.text, debris
     assert "checkpoint_io.save_s: 0.123 s (target < 60 s): pass" in note.text
-    assert "Infrastructure (checkpoint_io, gpu, nccl, storage): no failures" in note.text
+    assert "Infrastructure, 4 probes: 1 passed, 2 measured without a target, 1 nothing measured" in note.text
 
 
 def test_its_headline_claims_no_within_and_its_verdicts_say_why_nothing_was_decided() -> None:

@@ -18,7 +18,15 @@ from markdown_it import MarkdownIt
 from rlinf_bench.contracts import CheckpointRef, CheckpointReport, RunStatus
 from rlinf_bench.reporting.markdown import checkpoint_markdown
 from rlinf_bench.reporting.messages import failure_notification, summary_notification
-from rlinf_bench.reporting.text_safety import markdown, markdown_code, markdown_link, plain, slack, slack_link
+from rlinf_bench.reporting.text_safety import (
+    markdown,
+    markdown_code,
+    markdown_link,
+    plain,
+    slack,
+    slack_link,
+    slack_plain,
+)
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from tests.unit.stats.runfactory import make_run
 
@@ -150,3 +158,35 @@ def test_compare_prints_no_terminal_escape_from_a_task_name(tmp_path: Path, caps
     assert main(["compare", *map(str, paths)]) == 0
     out = capsys.readouterr().out
     assert "RED" in out and not TERMINAL_CONTROLS.search(out.replace("\n", ""))
+
+
+#: Format characters (Unicode category Cf) and separators that reorder, hide or break text on a terminal.
+FORMAT_CHARACTERS = [
+    "\u202e",  # RIGHT-TO-LEFT OVERRIDE
+    "\u2066",  # LEFT-TO-RIGHT ISOLATE
+    "\u2067",
+    "\u2068",
+    "\u2069",  # POP DIRECTIONAL ISOLATE
+    "\u200b",  # ZERO WIDTH SPACE
+    "\u200c",  # ZERO WIDTH NON-JOINER
+    "\u200d",  # ZERO WIDTH JOINER
+    "\u2060",  # WORD JOINER
+    "\u2061",  # FUNCTION APPLICATION (invisible operator)
+    "\ufeff",  # ZERO WIDTH NO-BREAK SPACE (BOM)
+    "\u00ad",  # SOFT HYPHEN
+    "\u061c",  # ARABIC LETTER MARK
+    "\u180e",  # MONGOLIAN VOWEL SEPARATOR
+    "\U000e0001",  # LANGUAGE TAG
+    "\U000e0041",  # TAG LATIN CAPITAL LETTER A
+    "\u2028",  # LINE SEPARATOR
+    "\u2029",  # PARAGRAPH SEPARATOR
+]
+
+
+@pytest.mark.parametrize("ch", FORMAT_CHARACTERS, ids=[f"U+{ord(c):04X}" for c in FORMAT_CHARACTERS])
+def test_every_format_character_is_shown_by_its_code_in_every_text_sink(ch: str) -> None:
+    text = f"task{ch}name"
+    code = f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
+    for sink in (plain, slack, markdown, slack_plain):
+        out = sink(text)
+        assert ch not in out and code in out, (sink.__name__, out)

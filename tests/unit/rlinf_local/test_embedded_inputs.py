@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rlinf_bench.errors import CheckpointError
-from rlinf_local.inputs import local_checkpoint
+from rlinf_local.inputs import local_checkpoint, with_user_paths
 
 
 def fsdp(root: Path) -> Path:
@@ -50,3 +50,31 @@ def test_a_checkpoint_outside_the_rlinf_folder_layout_is_refused(tmp_path: Path)
     ckpt.rename(moved)
     with pytest.raises(CheckpointError, match="checkpoints/global_step_<N>"):
         local_checkpoint(str(moved))
+
+
+def test_given_a_jobs_failure_then_it_names_the_users_folder_not_the_bucket_or_the_jobs_cache() -> None:
+    copies = {
+        "rlinf-checkpoints/demo/checkpoints/global_step_20": Path("/home/me/runs/demo/checkpoints/global_step_20")
+    }
+    reason = (
+        "CheckpointError: /root/.cache/rlinf-bench/checkpoints/rlinf-checkpoints/demo/checkpoints/global_step_20/actor/"
+        "model_state_dict/full_weights.pt is truncated; checkpoint s3://rlinf-checkpoints/demo/checkpoints/global_step_20 "
+        "(and s3://rlinf-checkpoints/demo/checkpoints/global_step_200 is another one)"
+    )
+
+    text = with_user_paths(reason, copies)
+
+    assert text == (
+        "CheckpointError: /home/me/runs/demo/checkpoints/global_step_20/actor/model_state_dict/full_weights.pt is "
+        "truncated; checkpoint /home/me/runs/demo/checkpoints/global_step_20 "
+        "(and s3://rlinf-checkpoints/demo/checkpoints/global_step_200 is another one)"
+    )
+
+
+@pytest.mark.parametrize("step", ["²", "٣", "1" * 13])
+def test_a_step_folder_that_is_no_step_number_is_refused_with_our_message(tmp_path: Path, step: str) -> None:
+    ckpt = fsdp(tmp_path)
+    odd = ckpt.with_name(f"global_step_{step}")
+    ckpt.rename(odd)
+    with pytest.raises(CheckpointError, match="checkpoints/global_step_<N>"):
+        local_checkpoint(str(odd))

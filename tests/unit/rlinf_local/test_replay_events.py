@@ -121,3 +121,47 @@ def test_given_a_dead_line_then_json_output_exits_1_and_names_the_line(
 
     [dead] = json.loads(capsys.readouterr().out)["dead_letters"]
     assert dead["line"] == 2 and "nests deeper than 32 levels" in dead["reason"]
+
+
+def test_a_line_over_the_bound_is_dead_with_its_number_and_length_and_the_next_is_routed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "events.jsonl"
+    huge = b'{"a": "' + b"x" * (2 * 1024 * 1024) + b'"}'  # 2 MiB: over SQS's limit too
+    path.write_bytes(b"\n".join([event().encode(), huge, event().encode()]))  # no final newline
+
+    assert main(["replay-events", str(path)]) == 1
+
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    out = captured.out.splitlines()
+    assert out[0].startswith("3 events: 0 started, 0 duplicate, 0 pending, 1 dead, 2 ignored (= 3)")
+    assert out[-1] == (
+        f"  dead      line 2: the line is {len(huge)} bytes long, over the {replay.MAX_LINE_BYTES}-byte bound "
+        "of an intake message (no S3 event is that long); not replayed"
+    )
+
+
+def test_lines_are_read_in_bounded_pieces_and_numbered_as_split_would() -> None:
+    import io
+
+    data = b"a\n\n" + b"b" * 300 + b"\nc\r\n" + b"d" * 70_000 + b"\ne"
+    lines = list(replay.read_lines(io.BytesIO(data), max_bytes=100))
+    assert lines[:3] == [b"a", b"", replay.OverlongLine(300)]
+    assert lines[3:] == [b"c\r", replay.OverlongLine(70_000), b"e"]
+    assert list(replay.read_lines(io.BytesIO(b"x\n"))) == [b"x"]
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "-5", "1e400", "soon"])
+def test_a_quiet_period_that_is_not_a_finite_number_of_seconds_is_refused_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text(event() + "\n")
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["replay-events", str(path), f"--quiet-period={value}"])
+
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --quiet-period: {value!r} is not a" in err and "Traceback" not in err
