@@ -30,6 +30,7 @@ help: ## this list
 $(UV):
 	$(PYTHON) -m pip install --quiet --no-cache-dir --target $(dir $(@D)) uv==$(UV_VERSION)
 setup: setup-main setup-rlinf setup-robotwin setup-tools browser ## every venv from uv.lock, asl-validator, Chromium
+	@echo "set up; to put rlinf-bench and mlflow on PATH in this shell: source $(VENV)/bin/activate"
 setup-main: | $(UV) torch-build ; $(call TORCH_SYNC,$(VENV),--extra all --extra dev) ## .venv: extras all,dev
 setup-rlinf: | $(UV) torch-build ; $(call TORCH_SYNC,$(RL_VENV),--extra libero --extra aws --extra rlinf --extra test) ## .venv-rlinf: rlinf
 setup-robotwin: | $(UV) torch-build ; $(call TORCH_SYNC,$(RT_VENV),--extra robotwin --extra test) ## .venv-robotwin: RoboTwin's runtime
