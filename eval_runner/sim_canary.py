@@ -16,24 +16,28 @@ docs/doctor.md ("Simulator canary").
 
 ``--perturb timestep=0.0025`` or ``--perturb control_freq=25`` changes one physics setting after each
 reset: it exists to show (and test) that the canary notices.
+
+:func:`run_in_child` is the one way to play it from elsewhere (the ``sim_canary`` probe, the doctor's
+``canary.sim`` check): this command in a child interpreter, stopped after a time-out, its verdict read back
+as a :class:`CanaryRun`. The caller needs no simulator, and a hang or crash of the simulator is a named error.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
+import os
+import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rlinf_bench.provenance import package_versions
+from rlinf_bench.errors import SimulatorError
 
 #: The versions the fingerprint depends on (recorded on both sides of a comparison).
 VERSIONED = ("mujoco", "robosuite", "rlinf-libero", "numpy")
@@ -95,8 +99,31 @@ class CanaryVerdict(BaseModel):
     summary: str
 
 
+class CanaryRun(BaseModel):
+    """What ``python -m eval_runner.sim_canary --json`` prints: the verdict and the fingerprint it judged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: CanaryVerdict
+    fingerprint: Fingerprint
+
+
+class CanaryNotRunError(SimulatorError):
+    """The canary gave no verdict: it crashed, or printed none."""
+
+
+class CanaryTimeoutError(CanaryNotRunError):
+    """The canary did not finish within its time-out."""
+
+
+class CanaryUnavailableError(CanaryNotRunError):
+    """The simulator is not installed where the canary was started (e.g. the probe image)."""
+
+
 def state_digest(sim: Any, decimals: int) -> str:
     """sha256 of the simulator's qpos and qvel rounded to ``decimals`` (``-0.0`` folded into ``0.0``)."""
+    import numpy as np  # here, so run_in_child's callers need no numpy
+
     values = np.round(np.concatenate([sim.data.qpos, sim.data.qvel]).astype(np.float64), decimals) + 0.0
     return hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()
 
@@ -144,6 +171,7 @@ def play(
     from eval_runner.env import LiberoEnv
     from eval_runner.libero_setup import configure_libero
     from eval_runner.policies.expert import ExpertPolicy, check_task
+    from rlinf_bench.provenance import package_versions
     from rlinf_bench.suites import get_suite
 
     configure_libero(cache_dir, needs_renderer=False)
@@ -227,6 +255,38 @@ def parse_perturb(values: Sequence[str]) -> dict[str, float]:
     return out
 
 
+def run_in_child(timeout_s: float, *, env: Mapping[str, str] | None = None) -> CanaryRun:
+    """Play the canary in a child interpreter (this module's ``--json`` command) and read its verdict back.
+
+    Renders headless (EGL) unless ``env`` or the environment says otherwise. Raises
+    :class:`CanaryTimeoutError` past ``timeout_s``, :class:`CanaryUnavailableError` where the simulator is
+    missing, :class:`CanaryNotRunError` for any other exit without a readable verdict (with its last lines).
+    """
+    environ = {**os.environ, **(env or {})}
+    environ.setdefault("MUJOCO_GL", "egl")
+    environ.setdefault("PYOPENGL_PLATFORM", "egl")
+    cmd = [sys.executable, "-m", "eval_runner.sim_canary", "--json"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=environ, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise CanaryTimeoutError(f"the simulator canary did not finish in {timeout_s:g} s") from exc
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        tail = _tail(proc.stderr or proc.stdout)
+        if "No module named" in tail:
+            raise CanaryUnavailableError(f"the simulator is not installed here: {tail}")
+        raise CanaryNotRunError(f"the simulator canary exited {proc.returncode} without a verdict: {tail}")
+    try:
+        return CanaryRun.model_validate_json(lines[-1])
+    except ValidationError as exc:
+        raise CanaryNotRunError(f"the simulator canary printed a verdict that does not read: {exc}") from exc
+
+
+def _tail(text: str, lines: int = 3, chars: int = 600) -> str:
+    kept = [line for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(kept[-lines:])[-chars:] or "no output"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval_runner.sim_canary", description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="print the verdict and the fingerprint as one JSON line")
@@ -241,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     here = play(CANARY, changes)
     verdict = compare(here, load_reference(args.reference))
     if args.json:
-        print(json.dumps({"verdict": verdict.model_dump(), "fingerprint": here.model_dump()}))
+        print(CanaryRun(verdict=verdict, fingerprint=here).model_dump_json())
     else:
         print(verdict.summary)
         for line in verdict.moved:
