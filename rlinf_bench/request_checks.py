@@ -1,7 +1,9 @@
 """The one check of an EvalRequest: everything a Job would trip over, found before any Job starts.
 
-The Plan state runs :func:`validate_request` on the whole request; the Kubernetes adapter builds Jobs
-only from requests that passed it (and checks a single run with :func:`check_run`). Every error is an
+The Plan state runs :func:`validate_request` on the whole request, once; so does the direct route that
+builds Jobs without the workflow (``rlinf_k8s.jobs.jobs_for_request``), which is its own plan. Nothing
+between Plan and the Job checks the request again. The Job's edge checks its one run with
+:func:`check_run` against what only it can see (the suite as installed in its image). Every error is an
 :class:`InvalidRequestError` (or the suite/baseline registry's unknown-name error) naming the field and
 the fix, so one bad value fails the execution once, at Plan, instead of failing every Job.
 """
@@ -15,7 +17,15 @@ from rlinf_bench.errors import ConfigError, InvalidRequestError
 from rlinf_bench.robotwin import MAX_RUN_SEED, SEED_STRIDE, is_robotwin_suite
 from rlinf_bench.suites import SuiteSpec, get_suite, resolve_task_ids
 
-__all__ = ["JOB_SET_PROBE_ARGS", "check_probe", "check_run", "check_suite", "image_for_suite", "validate_request"]
+__all__ = [
+    "JOB_SET_PROBE_ARGS",
+    "check_probe",
+    "check_run",
+    "check_suite",
+    "image_for_probe",
+    "image_for_suite",
+    "validate_request",
+]
 
 #: Probe options the probe Job sets itself (the result path and the output format).
 JOB_SET_PROBE_ARGS = ("--out", "--json")
@@ -24,6 +34,11 @@ JOB_SET_PROBE_ARGS = ("--out", "--json")
 def image_for_suite(request: EvalRequest, suite: str) -> str:
     """The image that runs ``suite``: the RoboTwin image for RoboTwin suites, the eval image for LIBERO's."""
     return request.robotwin_image if is_robotwin_suite(suite) else request.image
+
+
+def image_for_probe(request: EvalRequest, probe: ProbeSpec) -> str:
+    """The image that runs ``probe``: the eval image for the probes that play the simulator, else the probe image."""
+    return request.image if probe.name in EVAL_IMAGE_PROBES else request.probe_image
 
 
 def check_suite(name: str, tasks: list[int] | None, trials_per_task: int, *, where: str) -> SuiteSpec:
@@ -108,10 +123,23 @@ def _check_seeds(request: EvalRequest) -> None:
         )
 
 
-def validate_request(request: EvalRequest) -> None:
-    """Raise naming the field and the fix for anything in ``request`` that no Job could run."""
+def _check_workflow(request: EvalRequest) -> None:
+    if not request.suites:
+        raise InvalidRequestError(
+            "suites is empty: a checkpoint's evaluation needs at least one suite (e.g. the default matrix's); "
+            "probes alone run with `rlinf-bench probe`"
+        )
+    if not request.output_prefix:
+        raise InvalidRequestError("output_prefix: results need a place; set `output_prefix` or RESULTS_PREFIX")
+
+
+def validate_request(request: EvalRequest, *, workflow: bool = False) -> None:
+    """Raise naming the field and the fix for anything in ``request`` that no Job could run; with ``workflow``,
+    also what the evaluation workflow needs (a suite to evaluate the checkpoint on, a place for the results)."""
     if not request.suites and not request.probes:
         raise InvalidRequestError("suites and probes are both empty: nothing to run; name at least one suite")
+    if workflow:
+        _check_workflow(request)
     for i, suite in enumerate(request.suites):
         check_suite(suite.name, suite.tasks, request.trials_per_task, where=f"suites[{i}]")
     _check_seeds(request)

@@ -18,7 +18,6 @@ suite share one horizon, it deals tasks out like cards and the shards differ by 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,7 +34,6 @@ __all__ = [
     "auto_shard_count",
     "balance",
     "expand_shards",
-    "run_shards",
     "shard_count",
     "task_weights",
 ]
@@ -103,23 +101,23 @@ def auto_shard_count(weights: dict[int, int], workers: int, target_s: int) -> in
     return max(1, min(len(weights), math.ceil(worst_s / target_s)))
 
 
-def shard_count(request: EvalRequest, selection: SuiteSelection) -> int:
-    """How many shards each run of ``selection`` gets under the request's ``shards`` setting."""
-    weights = task_weights(selection, request.trials_per_task)
+def _count(request: EvalRequest, weights: dict[int, int]) -> int:
     wanted: int | Literal["auto"] = request.shards
     if wanted == "auto":
         return auto_shard_count(weights, request.workers, request.shard_target_s)
     return min(wanted, len(weights))
 
 
-def run_shards(request: EvalRequest, run: EvalRun, root: str) -> list[RunShard]:
-    """The shards of one eval run (one, the run itself, when it is not split)."""
-    selection = next(s for s in request.suites if s.name == run.suite)
-    count = shard_count(request, selection)
+def shard_count(request: EvalRequest, selection: SuiteSelection) -> int:
+    """How many shards each run of ``selection`` gets under the request's ``shards`` setting."""
+    return _count(request, task_weights(selection, request.trials_per_task))
+
+
+def _split(run: EvalRun, groups: list[list[int]], root: str) -> list[RunShard]:
+    """The shards of one eval run, given its suite's task groups (one group: the run itself)."""
     run_uri = run.output_uri or ""
-    if count <= 1:
+    if len(groups) <= 1:
         return [RunShard(run=run, index=0, count=1, run_uri=run_uri)]
-    groups = balance(task_weights(selection, request.trials_per_task), count)
     return [
         RunShard(
             run=run.model_copy(
@@ -137,11 +135,17 @@ def run_shards(request: EvalRequest, run: EvalRun, root: str) -> list[RunShard]:
 
 
 def expand_shards(request: EvalRequest, root: str | None = None) -> list[RunShard]:
-    """Every Job's share of the eval matrix: :meth:`EvalRequest.expand`, each run split into its shards."""
+    """Every Job's share of the eval matrix: :meth:`EvalRequest.expand`, each run split into its shards.
+
+    A suite's task weights and its split are computed once and shared by all its runs (they differ only in
+    seed and run index).
+    """
     root = request.result_root() if root is None else root
-    return [s for run in request.expand(root) for s in run_shards(request, run, root)]
-
-
-def shards_of(shards: Sequence[RunShard], suite: str, run_index: int) -> list[RunShard]:
-    """The shards of one run (suite, run index), in shard order."""
-    return [s for s in shards if (s.run.suite, s.run.run_index) == (suite, run_index)]
+    groups: dict[str, list[list[int]]] = {}
+    for selection in request.suites:
+        if selection.name in groups:
+            continue  # a suite listed twice runs its first listing (as EvalRequest.expand names runs by suite)
+        weights = task_weights(selection, request.trials_per_task)
+        count = _count(request, weights)
+        groups[selection.name] = balance(weights, count) if count > 1 else [sorted(weights)]
+    return [s for run in request.expand(root) for s in _split(run, groups[run.suite], root)]

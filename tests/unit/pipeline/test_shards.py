@@ -47,6 +47,22 @@ def test_shards_1_plans_exactly_the_items_it_always_did() -> None:
     ]
 
 
+def test_each_suites_task_weights_are_computed_once_for_all_its_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlinf_bench import sharding
+
+    weighed: list[str] = []
+    real = sharding.task_weights
+
+    def counting(selection: SuiteSelection, trials: int) -> dict[int, int]:
+        weighed.append(selection.name)
+        return real(selection, trials)
+
+    monkeypatch.setattr(sharding, "task_weights", counting)
+    request = EvalRequest(checkpoint=CKPT, suites=["libero_10", "libero_goal"], baselines=[], probes=[], shards=2)
+    shards = expand_shards(request, "s3://b/results/x")
+    assert len(shards) == 2 * 3 * 2 and weighed == ["libero_10", "libero_goal"]
+
+
 def test_a_run_split_in_3_shards_is_3_jobs_of_whole_tasks_with_their_own_names_and_files() -> None:
     request = EvalRequest(checkpoint=CKPT, suites=["libero_10"], runs=1, seeds=[0], baselines=[], probes=[], shards=3)
     items = plan(PlanInput(request=request, execution="ex"), SETTINGS).eval_items
