@@ -17,27 +17,40 @@ docs/doctor.md ("Simulator canary").
 ``--perturb timestep=0.0025`` or ``--perturb control_freq=25`` changes one physics setting after each
 reset: it exists to show (and test) that the canary notices.
 
-:func:`run_in_child` is the one way to play it from elsewhere (the ``sim_canary`` probe, the doctor's
-``canary.sim`` check): this command in a child interpreter, stopped after a time-out, its verdict read back
-as a :class:`CanaryRun`. The caller needs no simulator, and a hang or crash of the simulator is a named error.
+Elsewhere (the ``sim_canary`` probe, the doctor's ``canary.sim`` check) it is played by the one canary runner,
+``rlinf_doctor.canary_runner.run_in_child``: this command in a child interpreter, its ``--json`` line read back
+as a :class:`~rlinf_bench.doctor.canary.CanaryRun`.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import os
-import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import numpy as np
 
-from rlinf_bench.errors import SimulatorError
+from rlinf_bench.doctor.canary import CanaryRun, CanarySet, CanaryVerdict, EpisodePrint, Fingerprint
+from rlinf_bench.provenance import package_versions
+
+__all__ = [
+    "CANARY",
+    "CanaryRun",
+    "CanarySet",
+    "CanaryVerdict",
+    "EpisodePrint",
+    "Fingerprint",
+    "compare",
+    "load_reference",
+    "main",
+    "parse_perturb",
+    "play",
+]
 
 #: The versions the fingerprint depends on (recorded on both sides of a comparison).
 VERSIONED = ("mujoco", "robosuite", "rlinf-libero", "numpy")
@@ -46,84 +59,20 @@ REFERENCE = "sim_canary_reference.json"
 PERTURBABLE = ("timestep", "control_freq")
 
 
-class CanarySet(BaseModel):
-    """Which episodes the canary plays (fixed: a reference is only comparable with its own set)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    suite: str = "libero_spatial"
-    tasks: tuple[int, ...] = (0, 2)
-    states: tuple[int, ...] = (0, 1)
-    max_steps: int = 100
-    fingerprint_steps: tuple[int, ...] = (25, 50, 75)
-    decimals: int = DECIMALS
-    seed: int = 0
-
-
-CANARY = CanarySet()
-
-
-class EpisodePrint(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task_id: int
-    init_state: int
-    success: bool
-    steps: int
-    state_sha256: dict[str, str] = Field(description="fingerprint step -> sha256 of the rounded qpos+qvel")
-
-    @property
-    def key(self) -> str:
-        return f"{self.task_id}/{self.init_state}"
-
-
-class Fingerprint(BaseModel):
-    """One play of the canary set: what was played, on which versions, and each episode's fingerprint."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    canary: CanarySet
-    versions: dict[str, str]
-    episodes: list[EpisodePrint]
-    perturbed: dict[str, float] = Field(default_factory=dict)
-    wall_s: float = 0.0
-
-
-class CanaryVerdict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    ok: bool
-    moved: list[str] = Field(default_factory=list, description="One line per episode that differs")
-    versions_here: dict[str, str]
-    versions_reference: dict[str, str]
-    summary: str
-
-
-class CanaryRun(BaseModel):
-    """What ``python -m eval_runner.sim_canary --json`` prints: the verdict and the fingerprint it judged."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    verdict: CanaryVerdict
-    fingerprint: Fingerprint
-
-
-class CanaryNotRunError(SimulatorError):
-    """The canary gave no verdict: it crashed, or printed none."""
-
-
-class CanaryTimeoutError(CanaryNotRunError):
-    """The canary did not finish within its time-out."""
-
-
-class CanaryUnavailableError(CanaryNotRunError):
-    """The simulator is not installed where the canary was started (e.g. the probe image)."""
+#: The canary set: 2 tasks x 2 initial states of LIBERO-Spatial, 100 steps, fingerprinted at 25, 50 and 75.
+CANARY = CanarySet(
+    suite="libero_spatial",
+    tasks=(0, 2),
+    states=(0, 1),
+    max_steps=100,
+    fingerprint_steps=(25, 50, 75),
+    decimals=DECIMALS,
+    seed=0,
+)
 
 
 def state_digest(sim: Any, decimals: int) -> str:
     """sha256 of the simulator's qpos and qvel rounded to ``decimals`` (``-0.0`` folded into ``0.0``)."""
-    import numpy as np  # here, so run_in_child's callers need no numpy
-
     values = np.round(np.concatenate([sim.data.qpos, sim.data.qvel]).astype(np.float64), decimals) + 0.0
     return hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()
 
@@ -171,7 +120,6 @@ def play(
     from eval_runner.env import LiberoEnv
     from eval_runner.libero_setup import configure_libero
     from eval_runner.policies.expert import ExpertPolicy, check_task
-    from rlinf_bench.provenance import package_versions
     from rlinf_bench.suites import get_suite
 
     configure_libero(cache_dir, needs_renderer=False)
@@ -253,38 +201,6 @@ def parse_perturb(values: Sequence[str]) -> dict[str, float]:
             raise SystemExit(f"--perturb {value!r}: use NAME=VALUE with NAME one of {', '.join(PERTURBABLE)}")
         out[name] = float(number)
     return out
-
-
-def run_in_child(timeout_s: float, *, env: Mapping[str, str] | None = None) -> CanaryRun:
-    """Play the canary in a child interpreter (this module's ``--json`` command) and read its verdict back.
-
-    Renders headless (EGL) unless ``env`` or the environment says otherwise. Raises
-    :class:`CanaryTimeoutError` past ``timeout_s``, :class:`CanaryUnavailableError` where the simulator is
-    missing, :class:`CanaryNotRunError` for any other exit without a readable verdict (with its last lines).
-    """
-    environ = {**os.environ, **(env or {})}
-    environ.setdefault("MUJOCO_GL", "egl")
-    environ.setdefault("PYOPENGL_PLATFORM", "egl")
-    cmd = [sys.executable, "-m", "eval_runner.sim_canary", "--json"]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=environ, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise CanaryTimeoutError(f"the simulator canary did not finish in {timeout_s:g} s") from exc
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if not lines:
-        tail = _tail(proc.stderr or proc.stdout)
-        if "No module named" in tail:
-            raise CanaryUnavailableError(f"the simulator is not installed here: {tail}")
-        raise CanaryNotRunError(f"the simulator canary exited {proc.returncode} without a verdict: {tail}")
-    try:
-        return CanaryRun.model_validate_json(lines[-1])
-    except ValidationError as exc:
-        raise CanaryNotRunError(f"the simulator canary printed a verdict that does not read: {exc}") from exc
-
-
-def _tail(text: str, lines: int = 3, chars: int = 600) -> str:
-    kept = [line for line in text.strip().splitlines() if line.strip()]
-    return " | ".join(kept[-lines:])[-chars:] or "no output"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,8 +1,9 @@
 """Simulator canary: the scripted LIBERO expert at noise 0 on fixed episodes, against the shipped fingerprint.
 
-Plays the canary through :func:`eval_runner.sim_canary.run_in_child` (a scripted expert with simulator
-access, not a learned policy, in a child process, as the doctor's ``canary.sim`` check does), so this package
-needs no simulator itself: the Job runs in the eval image, where LIBERO is. ``pass`` when every canary episode matches ``rlinf_bench/data/sim_canary_reference.json``;
+Plays the canary through the one canary runner, :func:`rlinf_doctor.canary_runner.run_in_child` (a scripted
+expert with simulator access, not a learned policy, in a child process, as the doctor's ``canary.sim`` check
+does), so this package needs no simulator itself: the Job runs in the eval image, where LIBERO is. ``pass``
+when every canary episode matches ``rlinf_bench/data/sim_canary_reference.json``;
 ``fail`` names the episodes that moved and the versions on both sides; ``not_available`` where LIBERO is
 missing (the probe image). What it catches and what not: docs/doctor.md ("Simulator canary").
 """
@@ -13,17 +14,12 @@ import argparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from eval_runner.sim_canary import (
-    CanaryNotRunError,
-    CanaryRun,
-    CanaryTimeoutError,
-    CanaryUnavailableError,
-    run_in_child,
-)
 from infra_probes.common import Outcome, m
 from infra_probes.environment import detect_environment
 from rlinf_bench.contracts import ProbeEnvironment, Target
+from rlinf_bench.doctor.canary import CanaryRun
 from rlinf_bench.errors import ProbeError, ProbeUnavailableError
+from rlinf_doctor.canary_runner import CanaryNotRunError, CanaryTimeoutError, CanaryUnavailableError, run_in_child
 
 REFERENCE = "rlinf_bench/data/sim_canary_reference.json"
 TARGET = Target(metric="moved_episodes", op="<=", value=0, unit="episodes", source=f"shipped reference ({REFERENCE})")

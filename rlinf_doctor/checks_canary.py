@@ -2,18 +2,19 @@
 when the reference was made?
 
 The canary is played by the evaluation runner's own command in a child interpreter, through the one canary
-runner the ``sim_canary`` probe uses too (:func:`eval_runner.sim_canary.run_in_child`, which imports no
-simulator here), and a hang or a crash of the simulator is a named failure with a time-out. It plays the scripted expert (simulator
-access, not a learned policy) at noise 0 on 2 tasks x 2 initial states of LIBERO-Spatial and compares
-each episode's fingerprint with the reference shipped in the package. It is opt-in (about a minute on
+runner the ``sim_canary`` probe uses too (:func:`rlinf_doctor.canary_runner.run_in_child`): doctor imports
+nothing of the runner or the simulator, and a hang or a crash of the simulator is a named failure with a
+time-out. It plays the scripted expert (simulator access, not a learned policy) at noise 0 on 2 tasks x 2
+initial states of LIBERO-Spatial and compares each episode's fingerprint with the reference shipped in the
+package. It is opt-in (about a minute on
 a CPU): the other areas' checks leave it out unless ``--only canary`` names it.
 """
 
 from __future__ import annotations
 
-from eval_runner.sim_canary import CanaryNotRunError, CanaryTimeoutError, CanaryUnavailableError, run_in_child
 from rlinf_bench.doctor.context import DoctorContext
 from rlinf_bench.doctor.model import CheckResult
+from rlinf_doctor.canary_runner import CanaryNotRunError, CanaryTimeoutError, CanaryUnavailableError, run_in_child
 from rlinf_doctor.checks_libero import INSTALL, _package_dir
 
 NAME = "canary.sim"

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from eval_runner import sim_canary as canary
 from infra_probes.probe_cli import build_parser, execute
 from rlinf_bench.contracts import ProbeVerdict
 from rlinf_bench.doctor.context import DoctorContext, Target
 from rlinf_bench.doctor.model import CheckStatus
+from rlinf_doctor import canary_runner as canary
 from rlinf_doctor import checks_canary
 from tests.unit.infra_probes.test_sim_canary_probe import _doc
 

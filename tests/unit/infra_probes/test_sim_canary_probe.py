@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from eval_runner import sim_canary as canary
 from eval_runner.sim_canary import CANARY
 from infra_probes.probe_cli import build_parser, execute
 from rlinf_aws.lambda_settings import PipelineSettings
@@ -19,6 +18,7 @@ from rlinf_bench.contracts.request import DEFAULT_PROBES
 from rlinf_bench.contracts.workflow import PlanInput, SubmitInput
 from rlinf_bench.errors import InvalidRequestError
 from rlinf_bench.request_checks import validate_request
+from rlinf_doctor import canary_runner as canary
 
 EVAL_IMAGE = "eval@sha256:" + "a" * 64
 PROBE_IMAGE = "probe@sha256:" + "b" * 64
