@@ -14,8 +14,7 @@ from rlinf_bench.baselines import get_baselines
 from rlinf_bench.contracts.probes import EVAL_IMAGE_PROBES, ProbeName, missing_probe_args
 from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, EvalRun, ProbeSpec
 from rlinf_bench.errors import ConfigError, InvalidRequestError
-from rlinf_bench.robotwin import MAX_RUN_SEED, SEED_STRIDE, is_robotwin_suite
-from rlinf_bench.suites import SuiteSpec, get_suite, resolve_task_ids
+from rlinf_bench.suites import Benchmark, SuiteSpec, get_suite, resolve_task_ids
 
 __all__ = [
     "JOB_SET_PROBE_ARGS",
@@ -32,8 +31,9 @@ JOB_SET_PROBE_ARGS = ("--out", "--json")
 
 
 def image_for_suite(request: EvalRequest, suite: str) -> str:
-    """The image that runs ``suite``: the RoboTwin image for RoboTwin suites, the eval image for LIBERO's."""
-    return request.robotwin_image if is_robotwin_suite(suite) else request.image
+    """The image that runs ``suite``: the request's image field its benchmark names in the catalogue."""
+    image: str = getattr(request, get_suite(suite).benchmark.image_field)
+    return image
 
 
 def image_for_probe(request: EvalRequest, probe: ProbeSpec) -> str:
@@ -49,9 +49,10 @@ def check_suite(name: str, tasks: list[int] | None, trials_per_task: int, *, whe
     except ConfigError as exc:
         raise InvalidRequestError(f"{where}.tasks: {exc}") from exc
     if trials_per_task > spec.init_states:
+        what = "initial states" if spec.benchmark.trials == "initial_states" else "seeded episodes in its protocol"
         raise InvalidRequestError(
-            f"trials_per_task={trials_per_task} but suite {spec.name} ({where}) has {spec.init_states} initial "
-            f"states per task, one trial each: set trials_per_task (--trials) to at most {spec.init_states}"
+            f"trials_per_task={trials_per_task} but suite {spec.name} ({where}) has {spec.init_states} {what} "
+            f"per task, one trial each: set trials_per_task (--trials) to at most {spec.init_states}"
         )
     return spec
 
@@ -79,21 +80,26 @@ def check_probe(probe: ProbeSpec, *, where: str) -> None:
         )
 
 
+def _benchmarks(request: EvalRequest) -> dict[str, tuple[Benchmark, list[str]]]:
+    """The request's benchmarks (catalogue order of first appearance), each with its suites."""
+    out: dict[str, tuple[Benchmark, list[str]]] = {}
+    for suite in request.suites:
+        benchmark = get_suite(suite.name).benchmark
+        out.setdefault(benchmark.key, (benchmark, []))[1].append(suite.name)
+    return out
+
+
 def _check_images(request: EvalRequest) -> None:
-    if any(not is_robotwin_suite(s.name) for s in request.suites) and not request.image.strip():
-        raise InvalidRequestError(
-            "image: the request has LIBERO suites but no `image`: set it to the eval image (docker/Dockerfile.eval; "
-            "the workflow fills it from EVAL_IMAGE)"
-        )
-    if any(is_robotwin_suite(s.name) for s in request.suites) and not request.robotwin_image.strip():
-        raise InvalidRequestError(
-            "robotwin_image: the request has RoboTwin suites but no `robotwin_image`: set it to the RoboTwin eval "
-            "image (see docker/Dockerfile.eval-robotwin)"
-        )
+    for benchmark, suites in _benchmarks(request).values():
+        if not getattr(request, benchmark.image_field).strip():
+            raise InvalidRequestError(
+                f"{benchmark.image_field}: the request has {benchmark.label} suites ({', '.join(suites)}) but no "
+                f"`{benchmark.image_field}`: set it to {benchmark.image_hint}"
+            )
     if any(p.name in EVAL_IMAGE_PROBES for p in request.probes) and not request.image.strip():
         raise InvalidRequestError(
-            "image: probe sim_canary runs in the eval image (it plays LIBERO) but the request has no `image`: set it "
-            "to the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)"
+            "image: probe sim_canary runs in the eval image (it plays the simulator) but the request has no `image`: "
+            "set it to the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)"
         )
     if any(p.name not in EVAL_IMAGE_PROBES for p in request.probes) and not request.probe_image.strip():
         raise InvalidRequestError(
@@ -113,14 +119,16 @@ def _check_timeouts(request: EvalRequest) -> None:
 
 
 def _check_seeds(request: EvalRequest) -> None:
-    if not any(is_robotwin_suite(s.name) for s in request.suites):
-        return  # LIBERO seeds with the run seed itself: the contract's 0 to 2**32 - 1 is its range
-    high = [seed for seed in request.seeds[: request.runs] if seed > MAX_RUN_SEED]
-    if high:
-        raise InvalidRequestError(
-            f"seeds: {high} too large for RoboTwin, whose episodes of run seed s use seeds from "
-            f"{SEED_STRIDE} x (1 + s) up, within the simulator's 0 to 2**32 - 1: use seeds from 0 to {MAX_RUN_SEED}"
-        )
+    # The contract's 0 to 2**32 - 1 is the simulator's range; a benchmark that seeds its episodes above the run
+    # seed takes fewer run seeds (the catalogue says how many).
+    for benchmark, _ in _benchmarks(request).values():
+        high = [seed for seed in request.seeds[: request.runs] if seed > benchmark.max_run_seed]
+        if high:
+            raise InvalidRequestError(
+                f"seeds: {high} too large for {benchmark.label}, whose episodes of run seed s use "
+                f"{benchmark.seeding}, within the simulator's 0 to 2**32 - 1: use seeds from 0 to "
+                f"{benchmark.max_run_seed}"
+            )
 
 
 def _check_workflow(request: EvalRequest) -> None:

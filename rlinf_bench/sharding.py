@@ -21,7 +21,6 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from rlinf_bench import robotwin
 from rlinf_bench.contracts.layout import run_result_uri, shard_result_uri
 from rlinf_bench.contracts.request import DEFAULT_SHARD_TARGET_S, EvalRequest, EvalRun, SuiteSelection
 from rlinf_bench.errors import ConfigError
@@ -40,7 +39,7 @@ __all__ = [
 
 #: Env steps per second of one eval Job, by its worker count: bench/results/eval_gpu_h200.json
 #: (``harness_steps_per_s``: libero_spatial on one H200, 256 px, both cameras, resets and settle steps
-#: included). Other suites and RoboTwin are assumed to step at the same rate: no per-suite figure exists.
+#: included). Other suites and benchmarks are assumed to step at the same rate: no per-suite figure exists.
 MEASURED_STEPS_PER_S: dict[int, float] = {4: 98.4, 8: 174.9, 15: 258.6}
 
 
@@ -60,11 +59,9 @@ class RunShard:
 
 
 def _task_horizon(spec: SuiteSpec, selection: SuiteSelection, task_id: int) -> int:
-    if selection.max_steps is not None:
-        return selection.max_steps + spec.settle_steps
-    if spec.simulator == "robotwin" and spec.task_names:
-        return robotwin.step_limit(spec.task_names[task_id])  # each RoboTwin task stops at its own limit
-    return spec.max_steps + spec.settle_steps
+    # A task stops at the selection's max steps, else at its own limit in the catalogue; settle steps come first.
+    steps = selection.max_steps if selection.max_steps is not None else spec.step_limit(task_id)
+    return steps + spec.settle_steps
 
 
 def task_weights(selection: SuiteSelection, trials: int) -> dict[int, int]:

@@ -17,7 +17,7 @@ import pytest
 
 from rlinf_aws.execution_names import execution_name
 from rlinf_bench.contracts import EvalRequest, ProbeSpec, SuiteSelection
-from rlinf_bench.contracts.request import DEFAULT_SUITES
+from rlinf_bench.contracts.suite_names import DEFAULT_SUITES
 from rlinf_k8s.jobs import JobBundle
 from tests.integration.workflow.harness import FAIL, FUNCTIONS, SUCCEED, FakeJobs, WorkflowStack
 from tests.integration.workflow.test_state_machine import ckpt, results_for, stack
