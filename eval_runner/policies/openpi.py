@@ -29,7 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from eval_runner.policies.conventions import (
 )
 from eval_runner.policies.factory import SCHEMES, take_options
 from eval_runner.policies.spec import PolicySpec
-from eval_runner.policies.websocket_client import CONNECTION_OPTIONS, ConnectionSettings, WebsocketClient
+from eval_runner.policies.websocket_client import CONNECTION_OPTIONS, ConnectionOptions, WebsocketPolicy
 from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
 
 log = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ def _load_openpi(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
     return OpenpiPolicy(spec.target, convention=convention, spec=spec.raw, **client)
 
 
-class OpenpiPolicy(Policy):
+class OpenpiPolicy(WebsocketPolicy):
     """A Policy whose action chunks come from an openpi websocket policy server."""
 
     def __init__(
@@ -124,14 +124,10 @@ class OpenpiPolicy(Policy):
         convention: OpenpiConvention | None = None,
         api_key: str | None = None,
         connections: int = 8,
-        retries: int = 8,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 10.0,
-        open_timeout_s: float = 5.0,
-        request_timeout_s: float = 300.0,
         chunks: str = "runner",
         spec: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        **connection: Unpack[ConnectionOptions],
     ) -> None:
         self.url = url
         self.spec = spec or f"openpi:{url}"
@@ -146,42 +142,22 @@ class OpenpiPolicy(Policy):
         self.convention.check(self.spec)
         if connections < 1:
             raise PolicyError(f"policy spec {self.spec!r}: connections={connections}; use 1 or more")
-        self._ws = WebsocketClient(
+        self._start_client(
             url,
             label="openpi server",
             start_hint="start it with openpi's `scripts/serve_policy.py`",
-            read_metadata=self._read_metadata,
-            settings=ConnectionSettings(
-                retries=retries,
-                backoff_s=backoff_s,
-                max_backoff_s=max_backoff_s,
-                open_timeout_s=open_timeout_s,
-                request_timeout_s=request_timeout_s,
-            ),
-            spec=self.spec,
+            connection=connection,
             headers={"Authorization": f"Api-Key {api_key}"} if api_key else None,
             sleep=sleep,
         )
-        self.retry_policy = self._ws.retry_policy
         cameras = (MAIN_CAMERA, WRIST_CAMERA) if self.convention.wrist else (MAIN_CAMERA,)
         self.obs_spec = ObservationSpec(cameras=cameras, resolution=self.convention.resolution, proprio=STATE_KEYS)
         self._plans: dict[str, deque[np.ndarray]] = {}
         #: One connection per lane (None until opened, or after it was lost); a lane carries one request at a time.
         self._lanes: list[Any] = [None] * connections
         self._executor: ThreadPoolExecutor | None = None
-        self.metadata: dict[str, Any] = {}
         self.reconnects = 0
         self._lanes[0] = self._connect()  # fail fast, and learn the server's metadata before the first reset
-
-    @property
-    def connects(self) -> int:
-        """Connections opened so far (a reconnect after a lost connection counts)."""
-        return self._ws.connects
-
-    @property
-    def requests(self) -> int:
-        """Observations answered so far."""
-        return self._ws.requests
 
     # -- connections ----------------------------------------------------------------------------
     def _read_metadata(self, frame: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
 from eval_runner.policies.checks import batch_size, check_actions
 from eval_runner.policies.factory import SCHEMES, take_options
 from eval_runner.policies.spec import PolicySpec
-from eval_runner.policies.websocket_client import CONNECTION_OPTIONS, ConnectionSettings, WebsocketClient
+from eval_runner.policies.websocket_client import CONNECTION_OPTIONS, ConnectionOptions, WebsocketPolicy
 from eval_runner.policies.wire import PROTOCOL, PROTOCOL_VERSION, RESET_KEY, WireError, pack, unpack
 from rlinf_bench.errors import PolicyError
 
@@ -50,60 +50,35 @@ def _load_server(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
     return ServerPolicy(spec.target, spec=spec.raw, **options)
 
 
-class ServerPolicy(Policy):
+class ServerPolicy(WebsocketPolicy):
     """A Policy whose ``act`` is answered by a remote policy server over a websocket."""
 
     def __init__(
         self,
         url: str,
         *,
-        retries: int = 8,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 10.0,
-        open_timeout_s: float = 5.0,
-        request_timeout_s: float = 300.0,
         inflight: int = 2,
         spec: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        **connection: Unpack[ConnectionOptions],
     ) -> None:
         if inflight < 1:
             raise PolicyError(f"policy spec {spec or url!r}: inflight={inflight}; use 1 or more batches in flight")
         self.url = url
         self.spec = spec or f"server:{url}"
-        settings = ConnectionSettings(
-            retries=retries,
-            backoff_s=backoff_s,
-            max_backoff_s=max_backoff_s,
-            open_timeout_s=open_timeout_s,
-            request_timeout_s=request_timeout_s,
-        )
-        self._ws = WebsocketClient(
+        self._start_client(
             url,
             label="policy server",
             start_hint="start it with `rlinf-bench serve-policy --policy SPEC --host HOST --port PORT`",
-            read_metadata=self._read_metadata,
-            settings=settings,
-            spec=self.spec,
+            connection=connection,
             sleep=sleep,
         )
-        self.retry_policy = self._ws.retry_policy
         #: batches the rollout may have on their way at once (batching.PolicyCaller reads it)
         self.concurrent_calls = inflight
         self._pending_resets: list[str] = []
         self._lock = threading.Lock()  # guards the idle connections and the pending resets
         self._idle: list[Any] = []  # open connections no call is using
-        self.metadata: dict[str, Any] = {}
         self._idle.append(self._connect())
-
-    @property
-    def connects(self) -> int:
-        """Connections opened so far (a reconnect after a lost connection counts)."""
-        return self._ws.connects
-
-    @property
-    def requests(self) -> int:
-        """Batches answered so far."""
-        return self._ws.requests
 
     # -- connection -------------------------------------------------------------------------
     def _connect(self) -> Any:

@@ -13,14 +13,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar
 
+from eval_runner.policies.base import Policy
 from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
 from rlinf_bench.retry import RetryPolicy, call_with_retry
 
-__all__ = ["CONNECTION_OPTIONS", "ConnectionSettings", "WebsocketClient"]
+__all__ = ["CONNECTION_OPTIONS", "ConnectionOptions", "ConnectionSettings", "WebsocketClient", "WebsocketPolicy"]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,16 @@ CONNECTION_OPTIONS: dict[str, type] = {
     "open_timeout_s": float,
     "request_timeout_s": float,
 }
+
+
+class ConnectionOptions(TypedDict, total=False):
+    """The connection settings a websocket policy takes as keyword arguments (:class:`ConnectionSettings`)."""
+
+    retries: int
+    backoff_s: float
+    max_backoff_s: float
+    open_timeout_s: float
+    request_timeout_s: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,3 +200,52 @@ class WebsocketClient(Generic[Metadata]):
                 self.requests += 1
             return conn, reply
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+class WebsocketPolicy(Policy):
+    """Base of the policies a server answers over websockets: the one client, the server's metadata, and what
+    the client counted (connections opened, requests answered). A scheme reads the server's first frame in
+    :meth:`_read_metadata` and speaks its wire format over :meth:`WebsocketClient.exchange`."""
+
+    url: str
+    spec: str
+    metadata: dict[str, Any]
+    retry_policy: RetryPolicy
+    _ws: WebsocketClient[Any]
+
+    def _start_client(
+        self,
+        url: str,
+        *,
+        label: str,
+        start_hint: str,
+        connection: ConnectionOptions,
+        headers: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.metadata = {}
+        self._ws = WebsocketClient(
+            url,
+            label=label,
+            start_hint=start_hint,
+            read_metadata=self._read_metadata,
+            settings=ConnectionSettings(**connection),
+            spec=self.spec,
+            headers=headers,
+            sleep=sleep,
+        )
+        self.retry_policy = self._ws.retry_policy
+
+    @abstractmethod
+    def _read_metadata(self, frame: Any) -> Any:
+        """The server's first frame as this scheme's metadata; :class:`PolicyError` for a server it cannot use."""
+
+    @property
+    def connects(self) -> int:
+        """Connections opened so far (a reconnect after a lost connection counts)."""
+        return self._ws.connects
+
+    @property
+    def requests(self) -> int:
+        """Requests (batches or observations) answered so far."""
+        return self._ws.requests
