@@ -20,7 +20,7 @@ from rlinf_bench.request_checks import image_for_probe, image_for_suite, validat
 from rlinf_bench.sharding import RunShard, expand_shards
 from rlinf_k8s.dns_names import eval_job_name, probe_job_name
 
-__all__ = ["REFERENCE_BASELINES", "plan", "resolve_request"]
+__all__ = ["REFERENCE_BASELINES", "eval_items", "plan", "resolve_request"]
 
 
 def resolve_request(request: EvalRequest, settings: PipelineSettings) -> EvalRequest:
@@ -75,6 +75,11 @@ def _eval_item(request: EvalRequest, shard: RunShard, base: str, heartbeat_s: in
     )
 
 
+def eval_items(request: EvalRequest, root: str, base: str) -> list[WorkItem]:
+    """One Map item per eval run of ``request`` (per shard of a sharded run), its Jobs named after ``base``."""
+    return [_eval_item(request, shard, base, request.workflow.heartbeat_s) for shard in expand_shards(request, root)]
+
+
 def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
     """Resolve and check the request, then build one WorkItem per eval run (per shard of a sharded run,
     :mod:`rlinf_bench.sharding`) and per probe, and the Job fields they share."""
@@ -84,15 +89,13 @@ def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
     # Attempts share the root (a re-run keeps the runs that finished): it carries the matrix digest of the
     # request as it was started (before the deployment filled images and prefixes), as the execution name does.
     root = request.result_root(matrix_digest(inp.request))
-    heartbeat_s = request.workflow.heartbeat_s
-    eval_items = [_eval_item(request, shard, base, heartbeat_s) for shard in expand_shards(request, root)]
-    probe_items = [_probe_item(request, p, base, root, heartbeat_s) for p in request.probes]
+    probe_items = [_probe_item(request, p, base, root, request.workflow.heartbeat_s) for p in request.probes]
     result = PlanResult(
         request=request,
         execution=base,
         result_root=root,
         job=JobFields.of(request),
-        eval_items=eval_items,
+        eval_items=eval_items(request, root, base),
         probe_items=probe_items,
         max_concurrency=request.workflow.max_concurrency,
     )

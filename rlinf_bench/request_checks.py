@@ -31,7 +31,7 @@ JOB_SET_PROBE_ARGS = ("--out", "--json")
 
 
 def image_for_suite(request: EvalRequest, suite: str) -> str:
-    """The image that runs ``suite``: the request's image field its benchmark names in the catalogue."""
+    """The image that runs ``suite``: the request field its benchmark's catalogue entry names (``image_field``)."""
     image: str = getattr(request, get_suite(suite).benchmark.image_field)
     return image
 

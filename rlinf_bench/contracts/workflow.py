@@ -211,6 +211,7 @@ class AggregateInput(_Doc):
     request: EvalRequest
     execution: str = ""
     result_root: str
+    eval_items: list[WorkItem] = Field(description="The Plan's eval items: which shards each sharded run has")
     outcomes: list[list[RunOutcome]]
 
     def flat(self) -> list[RunOutcome]:

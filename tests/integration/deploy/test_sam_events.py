@@ -97,7 +97,11 @@ def derived_events() -> dict[str, dict[str, Any]]:
         ),
         "results_aggregator.json": _doc(
             AggregateInput(
-                request=request, execution=execution, result_root=planned.result_root, outcomes=[evals, probes]
+                request=request,
+                execution=execution,
+                result_root=planned.result_root,
+                eval_items=planned.eval_items,
+                outcomes=[evals, probes],
             )
         ),
     }

@@ -8,7 +8,7 @@ import pytest
 
 from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_aws.state_aggregate import aggregate
-from rlinf_aws.state_plan import plan
+from rlinf_aws.state_plan import eval_items, plan
 from rlinf_bench.contracts import CheckpointRef, CheckpointReport, EvalRequest, RunResult, RunStatus, SuiteSelection
 from rlinf_bench.contracts.layout import run_result_uri
 from rlinf_bench.contracts.workflow import AggregateInput, OutcomeStatus, PlanInput, RunOutcome
@@ -113,7 +113,10 @@ def _write_shards(request: EvalRequest, root: str, skip: set[str] = frozenset())
 
 
 def _aggregate(request: EvalRequest, root: str, outcomes: list[RunOutcome]) -> tuple[bool, list[str], CheckpointReport]:
-    out = aggregate(AggregateInput(request=request, result_root=root, outcomes=[outcomes, []]), storage=Storage())
+    items = eval_items(request, root, "ex")  # the Plan state's items: the shards each run has
+    out = aggregate(
+        AggregateInput(request=request, eval_items=items, result_root=root, outcomes=[outcomes, []]), storage=Storage()
+    )
     return out.complete, out.failed_runs, CheckpointReport.load(out.report_uri)
 
 

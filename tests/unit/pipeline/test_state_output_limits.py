@@ -42,7 +42,9 @@ def test_result_files_with_thousands_of_invalid_fields_keep_the_aggregate_output
         for i in range(200)
     ]
     out = aggregate(
-        AggregateInput(request=request(tmp_path), result_root=str(tmp_path / "root"), outcomes=[outcomes, probes]),
+        AggregateInput(
+            request=request(tmp_path), eval_items=[], result_root=str(tmp_path / "root"), outcomes=[outcomes, probes]
+        ),
         storage=Storage(),
     )
     assert utf8_len(out.model_dump_json()) <= SFN_STATE_OUTPUT_MAX_BYTES
