@@ -35,7 +35,9 @@ def aggregated(tmp_path: Path, write_mb_s: float) -> AggregateResult:
     probe = RunOutcome(status=OutcomeStatus.SUCCEEDED, kind="probe", probe="storage", result_uri=str(probe_file))
     runs = [ok(tmp_path, i) for i in range(3)]
     return aggregate(
-        AggregateInput(request=request(tmp_path), result_root=str(tmp_path / "root"), outcomes=[runs, [probe]]),
+        AggregateInput(
+            request=request(tmp_path), eval_items=[], result_root=str(tmp_path / "root"), outcomes=[runs, [probe]]
+        ),
         storage=Storage(),
     )
 
