@@ -37,10 +37,12 @@ __all__ = [
     "task_weights",
 ]
 
-#: Env steps per second of one eval Job, by its worker count: bench/results/eval_gpu_h200.json
+#: Env steps per second of one eval Job, by its worker count. 4-15: bench/results/eval_gpu_h200.json
 #: (``harness_steps_per_s``: libero_spatial on one H200, 256 px, both cameras, resets and settle steps
-#: included). Other suites and benchmarks are assumed to step at the same rate: no per-suite figure exists.
-MEASURED_STEPS_PER_S: dict[int, float] = {4: 98.4, 8: 174.9, 15: 258.6}
+#: included, a policy that costs nothing). 30: the slowest whole suite-run with the 7B stand-in served
+#: (bench/results/gpu_suites.json: libero_spatial's 110,000 steps in 245.8 s of rolling time; libero_goal
+#: stepped at 495, libero_10 at 540). Other benchmarks are assumed to step at the same rate.
+MEASURED_STEPS_PER_S: dict[int, float] = {4: 98.4, 8: 174.9, 15: 258.6, 30: 447.5}
 
 
 @dataclass(frozen=True)

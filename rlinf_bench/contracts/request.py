@@ -43,7 +43,8 @@ REFERENCE_BASELINES = frozenset({"previous", "best"})
 #: sim_canary is opt-in (OPT_IN_PROBES): it needs the eval image and LIBERO.
 DEFAULT_PROBES = tuple(name for name in ProbeName if not PROBE_REQUIRED_ARGS[name] and name not in OPT_IN_PROBES)
 #: ``shards: auto`` aims at runs (Jobs) of at most this long, worst case to the horizon (rlinf_bench.sharding):
-#: 20 min splits libero_10 (~1,530 s with 8 workers at the measured rate) in two, the other LIBERO suites not.
+#: 20 min splits no LIBERO suite at the default 30 workers (libero_10 ~590 s at the measured rate), and
+#: libero_10 in two with 8 workers (~1,515 s).
 DEFAULT_SHARD_TARGET_S = 1200
 #: Matrix fields that change how the work is split into Jobs, not what is measured: left out of the digest.
 # kueue: where Jobs wait; origin: who started it (the words of a fix), not what is measured
@@ -67,8 +68,10 @@ class Resources(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     gpu: int = Field(default=1, ge=0, le=64, description="GPUs of the container (count)")
-    cpu: Name = "8"
-    memory: Name = "64Gi"
+    #: What the measured suite-runs used per GPU (bench/results/gpu_suites.json): 16 cores (1 for the policy,
+    #: 15 for 30 env workers) and up to ~3 GiB per worker (docs/kubernetes.md, "Sizing the eval Job").
+    cpu: Name = Field(default="16", description="CPU cores of the container (Kubernetes quantity)")
+    memory: Name = Field(default="96Gi", description="Memory of the container (Kubernetes quantity)")
     gpu_resource_key: Name = "nvidia.com/gpu"
 
 
@@ -301,7 +304,13 @@ class EvalMatrix(BaseModel):
         description="One seed per run, each from 0 to 2**32 - 1 (numpy's seeding range, which LIBERO's env.seed uses)",
     )
     policy: Uri = "builtin:demo"
-    workers: int = Field(default=8, ge=1, le=MAX_WORKERS)
+    workers: int = Field(
+        default=30,
+        ge=1,
+        le=MAX_WORKERS,
+        description="Environment worker processes per Job: two per core beside the policy's (30 on 16 cores, the "
+        "measured best with a served GPU policy); each holds a LIBERO scene, up to ~3 GiB",
+    )
     videos: int = Field(
         default=DEFAULT_VIDEOS,
         ge=0,

@@ -94,7 +94,7 @@ def test_given_an_eval_job_then_it_carries_the_brief_scheduling_resources_volume
     assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert pod["serviceAccountName"] == "rlinf-bench-runner"
     assert (
-        c["resources"]["requests"] == c["resources"]["limits"] == {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"}
+        c["resources"]["requests"] == c["resources"]["limits"] == {"cpu": "16", "memory": "96Gi", "nvidia.com/gpu": "1"}
     )
     mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
     volumes = {v["name"]: v for v in pod["volumes"]}
