@@ -101,7 +101,7 @@ def cli_evaluate(argv: list[str]) -> int:
     import logging
 
     from eval_runner.cli import add_arguments, build_run
-    from eval_runner.envs.libero_kind import settings_from_args
+    from eval_runner.job import settings_from_args
     from eval_runner.loop import evaluate
 
     parser = argparse.ArgumentParser(prog="evaluate")

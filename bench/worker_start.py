@@ -14,7 +14,7 @@ observation's render, which every episode pays. It runs three variants in turns,
 - ``as-built``: the worker as it is;
 - ``with-torch``: the same worker importing torch first, as every worker did until LIBERO's initial states
   were read without it (``eval_runner/init_states.py``). The difference is what that import cost;
-- ``without-gc-freeze``: the same worker without ``eval_runner.vector.freeze_imports``, so robosuite's
+- ``without-gc-freeze``: the same worker without ``eval_runner.envs.libero_scene.freeze_imports``, so robosuite's
   ``gc.collect()`` at every reset walks the imports' objects too.
 
 ``--first-wave`` measures instead what a worker left waiting does. Episodes of one task form a chain: each
@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu_common import machine, results_path  # noqa: E402
+from eval_runner.envs.libero_scene import LiberoScenes  # noqa: E402
 from eval_runner.libero_setup import configure_libero  # noqa: E402
 from eval_runner.policies.base import ObservationSpec  # noqa: E402
 from eval_runner.scheduler import EpisodeTask, RngStart  # noqa: E402
@@ -81,9 +82,9 @@ def process_figures(pid: int) -> tuple[float, float, bool]:
 
 def worker_without_gc_freeze(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - in the child
     """The worker as it was before: every reset's full collection walks the imports' objects too."""
-    from eval_runner import vector
+    from eval_runner.envs import libero_scene
 
-    vector.FREEZE_IMPORTS = False
+    libero_scene.FREEZE_IMPORTS = False
     worker_main(conn, config)
 
 
@@ -152,7 +153,7 @@ def start_workers(variant: str, workers: int, config: WorkerConfig, starts: int)
 def first_wave(prepare: bool, workers: int, resolution: int, suite: str, work: Path) -> dict[str, Any]:
     """One evaluate run of task 0, two short episodes per worker; its wall time and episode times."""
     from eval_runner.cli import add_arguments, build_run
-    from eval_runner.envs.libero_kind import settings_from_args
+    from eval_runner.job import settings_from_args
     from eval_runner.loop import evaluate
 
     out = work / f"first_wave_{'on' if prepare else 'off'}.json"
@@ -224,7 +225,9 @@ def main() -> int:
         return main_first_wave(args, out)
     configure_libero(None, needs_renderer=True)  # the parent's environment (MUJOCO_GL, LIBERO config) is inherited
     config = WorkerConfig(
-        suite=args.suite, obs_spec=ObservationSpec(cameras=CAMERAS, resolution=args.resolution), horizon=220
+        scenes=LiberoScenes(
+            suite=args.suite, obs_spec=ObservationSpec(cameras=CAMERAS, resolution=args.resolution), horizon=220
+        )
     )
     runs: list[dict[str, Any]] = []
     for _ in range(args.rounds):

@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("robotwin", reason="needs the RoboTwin runtime: runs in .venv-robotwin (make test-robotwin)")
 
 from eval_runner.cli import main
+from eval_runner.envs.robotwin_kind import selected_tasks
 from eval_runner.envs.robotwin_policies import HoldPolicy
-from eval_runner.envs.robotwin_run import selected_tasks
 from eval_runner.policies.factory import load_policy
 from rlinf_bench.contracts import CheckpointRef, EvalRun
 from rlinf_bench.errors import ConfigError, PolicyError
