@@ -28,7 +28,7 @@ from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
 from eval_runner.rollout import Rollout
 from eval_runner.rollout_videos import RolloutVideos
-from eval_runner.run_result import ResultBuilder, with_policy
+from eval_runner.run_result import ResultBuilder, provenance_with_policy
 from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerConfig, WorkerHandle, close_all
@@ -89,35 +89,18 @@ def evaluate(
         if previous.status is RunStatus.COMPLETE:
             log.info("resume: %s is already complete; nothing to run", writer.out)
             return previous
-    own_policy = policy is None
-    progress: Progress | None = None
-    try:
-        with _final_state_written(writer, builder, previous):
-            if previous is not None:
-                _preload(builder, previous)
-                env.resumed_from(previous)
-            builder.provenance = env.prepare(builder.provenance)
-            writer.write(builder.build(RunStatus.INCOMPLETE, "setting up"), final=True)
-            if policy is None:
-                policy = _load_policy(run, settings, s3_client, kind)
-            try:
-                scenes = env.scenes(policy)
-            finally:
-                builder.protocol = env.protocol  # completed with the policy's resolution and decoding
-            builder.provenance = with_policy(builder.provenance, policy.describe())
-            progress = Progress(
-                run.trials_per_task * len(builder.tasks),
-                desc=f"{run.suite} run{run.run_index}",
-                enabled=settings.progress,
-                initial_done=builder.finished,
-                initial_successes=builder.successes,
-            )
-            _rollout(run, env, scenes, builder, writer, settings, policy, progress, on_episode)
-    finally:
-        if progress is not None:
-            progress.close()
-        if own_policy and policy is not None:
-            policy.close()
+    # Whatever stops the run is written first; then the progress bar and a policy loaded here are closed.
+    with contextlib.ExitStack() as cleanup, _final_state_written(writer, builder, previous):
+        policy, scenes = _ready(run, env, kind, builder, writer, previous, policy, settings, s3_client, cleanup)
+        progress = Progress(
+            run.trials_per_task * len(builder.tasks),
+            desc=f"{run.suite} run{run.run_index}",
+            enabled=settings.progress,
+            initial_done=builder.finished,
+            initial_successes=builder.successes,
+        )
+        cleanup.callback(progress.close)
+        _rollout(run, env, scenes, builder, writer, settings, policy, progress, on_episode)
     result = builder.build(RunStatus.COMPLETE)
     writer.write(result, final=True)
     log.info(
@@ -141,6 +124,36 @@ def _set_up(
     builder.settle_steps = env.settle_steps
     builder.protocol = env.protocol
     return env
+
+
+def _ready(
+    run: EvalRun,
+    env: EnvRun,
+    kind: EnvKind,
+    builder: ResultBuilder,
+    writer: ResultWriter,
+    previous: RunResult | None,
+    policy: Policy | None,
+    settings: EvalSettings,
+    s3_client: Any,
+    cleanup: contextlib.ExitStack,
+) -> tuple[Policy, SceneMaker]:
+    """The earlier attempt's episodes kept, the machine ready, the policy loaded (``policy``, else the run's,
+    closed by ``cleanup``) and the workers' scenes for it."""
+    if previous is not None:
+        _preload(builder, previous)
+        env.resumed_from(previous)
+    builder.provenance = env.prepare(builder.provenance)
+    writer.write(builder.build(RunStatus.INCOMPLETE, "setting up"), final=True)
+    if policy is None:
+        policy = _load_policy(run, settings, s3_client, kind)
+        cleanup.callback(policy.close)
+    try:
+        scenes = env.scenes(policy)
+    finally:
+        builder.protocol = env.protocol  # completed with the policy's resolution and decoding
+    builder.provenance = provenance_with_policy(builder.provenance, policy.describe())
+    return policy, scenes
 
 
 def _identity(run: EvalRun) -> dict[str, Any]:

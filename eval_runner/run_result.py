@@ -28,7 +28,7 @@ def utc_now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def with_policy(provenance: Provenance, description: dict[str, Any]) -> Provenance:
+def provenance_with_policy(provenance: Provenance, description: dict[str, Any]) -> Provenance:
     """``provenance`` with the loaded policy's ``describe()`` and the weights digest it names."""
     extra = {"policy": description, **{k: v for k, v in provenance.extra.items() if k != "policy"}}
     return provenance.model_copy(update={"extra": extra, "checkpoint_sha256": weights_digest(description)})

@@ -148,12 +148,14 @@ class _WorkerState:  # pragma: no cover - runs in the child
         if self.config.fault is not None:
             self.config.fault.on_episode_start(episode.task_id, episode.init_state)
         setup_s = self.load(episode.task_id, video=want_video)
-        assert self.scene is not None
+        scene = self.scene
+        if scene is None:
+            raise errors.SimulatorError(f"worker built no scene for task {episode.task_id} (runner bug)")
         t0 = time.perf_counter()
-        start = self.scene.start_episode(episode, settle_steps)
+        start = scene.start_episode(episode, settle_steps)
         self.episode = episode
         self.steps = 0
-        self.frames = [self.scene.video_frame()] if want_video else []
+        self.frames = [scene.video_frame()] if want_video else []
         info: dict[str, Any] = {"done": False, "setup_s": setup_s, "sim_s": time.perf_counter() - t0}
         # the next initial state's reset starts from here (the scheduler's chain, scheduler.py)
         info["rng_after_reset"] = start.next_start

@@ -68,7 +68,8 @@ class LiberoRun(EnvRun):
         from eval_runner.envs.libero_scene import LiberoScenes
         from eval_runner.episode_settings import render_spec, video_resolution, with_policy
 
-        assert self.protocol is not None
+        if self.protocol is None:
+            raise ConfigError("a LIBERO run has a protocol from its setup (runner bug)")
         self.protocol = with_policy(self.protocol, self.run, policy)
         policy.check_tasks(list(self.tasks))  # refuse before any worker starts (the expert's goal predicates)
         return LiberoScenes(
