@@ -72,7 +72,7 @@ class Rollout:
         self.videos = videos
         self.on_episode = on_episode
         self.env = env
-        self.action_dim = env.action_space.dim if env is not None else ACTION_DIM
+        self.action_dim = env.spaces.action_dim if env is not None else ACTION_DIM
         self.settle_steps = builder.settle_steps
         self.total = progress.total  # all episodes of the run, including any resumed ones
         self.batching = BatchPolicy(window_s=settings.batch_window_ms / 1000.0, max_batch=settings.max_batch)

@@ -41,13 +41,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KIND_MODULES",
-    "ActionSpace",
     "EnvKind",
     "EnvOptions",
     "EnvRun",
     "EpisodeStart",
     "Scene",
     "SceneMaker",
+    "Spaces",
     "all_kinds",
     "check_options",
     "env_kind",
@@ -68,12 +68,19 @@ class EnvOptions(BaseModel):
 
 
 @dataclass(frozen=True)
-class ActionSpace:
-    """What one action of a kind is: ``dim`` values meaning ``meaning`` (a policy returns ``[B, dim]`` or
-    ``[B, K, dim]`` chunks)."""
+class Spaces:
+    """What a kind's policies see and do: one row of an observation batch, and one action."""
 
-    dim: int
-    meaning: str
+    #: values per action (a policy returns ``[B, action_dim]``, or ``[B, K, action_dim]`` chunks)
+    action_dim: int
+    #: what those values mean
+    action: str
+    #: what one row of the batch :meth:`Policy.act` gets holds (besides ``task_description`` and ``episode_id``)
+    observation: str
+
+    def describe(self) -> str:
+        """One line for ``--list-tasks``."""
+        return f"observation: {self.observation}; action: {self.action_dim} values, {self.action}"
 
 
 @dataclass(frozen=True)
@@ -141,7 +148,7 @@ class EnvRun(ABC):
         tasks: Sequence[EvalTask],
         max_steps: int,
         settle_steps: int,
-        action_space: ActionSpace,
+        spaces: Spaces,
         protocol: RunProtocol | None = None,
     ) -> None:
         self.run = run
@@ -150,7 +157,7 @@ class EnvRun(ABC):
         #: recorded in the RunResult: the longest step limit where tasks have their own (RoboTwin)
         self.max_steps = max_steps
         self.settle_steps = settle_steps
-        self.action_space = action_space
+        self.spaces = spaces
         self.protocol = protocol
 
     def step_limit(self, task_id: int) -> int:
@@ -187,6 +194,7 @@ class EnvKind(ABC):
     name: ClassVar[str]
     #: title of its option group in ``--help``
     title: ClassVar[str]
+    spaces: ClassVar[Spaces]
     options: ClassVar[type[EnvOptions]] = EnvOptions
     #: the ``dest`` of each command-line option of the kind (fields of :attr:`options`); another kind's
     #: suite refuses them when given

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from eval_runner.envs.kinds import ActionSpace, EnvKind, EnvOptions, EnvRun
+from eval_runner.envs.kinds import EnvKind, EnvOptions, EnvRun, Spaces
 from eval_runner.policies.base import ACTION_DIM
 from rlinf_bench.contracts import EvalRun, Provenance
 from rlinf_bench.errors import ConfigError
@@ -24,9 +24,13 @@ if TYPE_CHECKING:
     from eval_runner.settings import EvalSettings
     from rlinf_bench.suites import TaskInfo
 
-__all__ = ["ACTIONS", "KIND", "LiberoKind", "LiberoRun"]
+__all__ = ["KIND", "SPACES", "LiberoKind", "LiberoRun"]
 
-ACTIONS = ActionSpace(ACTION_DIM, "OSC_POSE delta xyz, delta rpy, gripper")
+SPACES = Spaces(
+    ACTION_DIM,
+    "OSC_POSE delta xyz, delta rpy, gripper",
+    "the cameras and proprioception the policy's ObservationSpec names (<camera>_image uint8 HxWx3, robot0_* float32)",
+)
 
 
 class LiberoRun(EnvRun):
@@ -46,7 +50,7 @@ class LiberoRun(EnvRun):
             tasks=[suite.task(t) for t in resolve_task_ids(suite, run.task_ids)],
             max_steps=protocol.max_steps,
             settle_steps=protocol.settle_steps,
-            action_space=ACTIONS,
+            spaces=SPACES,
             protocol=protocol,
         )
 
@@ -87,6 +91,7 @@ class LiberoKind(EnvKind):
 
     name = "libero"
     title = "LIBERO suites"
+    spaces = SPACES
 
     def list_tasks(self, suite: str) -> str:
         """The ``--list-tasks`` table: id, max steps, task name and the instruction the policy receives."""
@@ -97,6 +102,7 @@ class LiberoKind(EnvKind):
             f"{spec.name}: {spec.n_tasks} tasks, {spec.init_states} initial states each, max steps {spec.max_steps}"
         ]
         lines += [f'{t.task_id:>3}  {t.name}\n     "{t.language}"' for t in spec.tasks()]
+        lines.append(self.spaces.describe())
         return "\n".join(lines)
 
     def check_run(self, run: EvalRun) -> None:

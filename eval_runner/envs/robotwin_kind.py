@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from eval_runner.envs.kinds import ActionSpace, EnvKind, EnvOptions, EnvRun
+from eval_runner.envs.kinds import EnvKind, EnvOptions, EnvRun, Spaces
 from eval_runner.envs.robotwin_policies import JOINTS
 from eval_runner.envs.robotwin_seeds import MAX_SKIPS, start_seed
 from rlinf_bench.contracts import EvalRun, Provenance, RunResult
@@ -33,9 +33,13 @@ if TYPE_CHECKING:
     from eval_runner.policies.base import Policy
     from eval_runner.settings import EvalSettings
 
-__all__ = ["ACTIONS", "KIND", "RUNTIME_PACKAGES", "RoboTwinKind", "RoboTwinOptions", "RoboTwinRun", "selected_tasks"]
+__all__ = ["KIND", "RUNTIME_PACKAGES", "SPACES", "RoboTwinKind", "RoboTwinOptions", "RoboTwinRun", "selected_tasks"]
 
-ACTIONS = ActionSpace(JOINTS, "qpos targets: left arm 6 + gripper, right arm 6 + gripper")
+SPACES = Spaces(
+    JOINTS,
+    "qpos targets: left arm 6 + gripper, right arm 6 + gripper",
+    "{'observation': the runtime's get_obs() dict (its cameras' images, joint_action, endpose)}",
+)
 #: Packages whose versions a RoboTwin result records besides the usual ones.
 RUNTIME_PACKAGES = ("rlinf-robotwin-runtime", "sapien", "mplib", "torch", "numpy")
 PROTOCOL = (
@@ -88,7 +92,7 @@ class RoboTwinRun(EnvRun):
             tasks=tasks,
             max_steps=max((t.step_limit for t in tasks), default=1),
             settle_steps=0,
-            action_space=ACTIONS,
+            spaces=SPACES,
         )
         self.options = options
         self.limits = {t.task_id: t.step_limit for t in tasks}
@@ -177,6 +181,7 @@ class RoboTwinKind(EnvKind):
     """RoboTwin 2.0's suites, in .venv-robotwin or the RoboTwin image."""
 
     name = "robotwin"
+    spaces = SPACES
     title = "RoboTwin 2.0 suites (robotwin, robotwin_<group>, robotwin/<task>; in .venv-robotwin or the RoboTwin image)"
     options = RoboTwinOptions
     flags = ("assets", "task_config", "planner", "instruction_type")
@@ -204,6 +209,7 @@ class RoboTwinKind(EnvKind):
         for t in tasks:
             group = group_of_task(t.name) or "-"
             lines.append(f"{t.task_id:>3}  {t.name}  (limit {t.step_limit}, horizon {group})\n     {t.language!r}")
+        lines.append(self.spaces.describe())
         return "\n".join(lines)
 
     def check_run(self, run: EvalRun) -> None:
