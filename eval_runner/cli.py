@@ -23,6 +23,7 @@ from typing import Any
 from eval_runner.cli_checks import add_overwrite_arguments, check_before_start
 from eval_runner.envs.kinds import all_kinds, kind_for_suite
 from eval_runner.job import job_from_args, run_job
+from eval_runner.run_estimate import long_run_notice
 from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
@@ -290,6 +291,9 @@ def run(args: argparse.Namespace) -> int:
         provenance = collect_provenance(command=job.command)  # once per run
         # Bad arguments and finished episodes at --out are refused here, before the preflight's seconds.
         check_before_start(job, provenance)
+        notice = None if callback is not None else long_run_notice(job.run)  # a person ran it: say how long
+        if notice:
+            print(notice, file=sys.stderr, flush=True)
         # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:

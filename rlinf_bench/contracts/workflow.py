@@ -207,6 +207,10 @@ class PublishResult(_Doc):
     mlflow_error: str = ""
     message_id: str = ""
     email_subject: str = ""
+    already_sent: str = Field(
+        default="",
+        description="The same summary (checkpoint and content) went out before, so nothing was sent: what and when",
+    )
 
 
 class FailureNotifyInput(_Doc):
