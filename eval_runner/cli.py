@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import re
 import signal
 import sys
@@ -142,11 +143,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--batch-window-ms",
-        type=float,
+        type=milliseconds,
         metavar="MS",
         default=0.0,
         help="wait up to MS for more ready observations before a policy call (default 0: call with what is "
-        "ready; a slow policy batches the rows that arrive during its previous call anyway); inf: lockstep",
+        "ready; a slow policy batches the rows that arrive during its previous call anyway)",
     )
     p.add_argument("--max-batch", type=int, metavar="N", help="at most N observations per policy call")
     p.add_argument(
@@ -204,6 +205,14 @@ def checkpoint_ref(uri: str) -> CheckpointRef:
     if match:
         return CheckpointRef(uri=uri, experiment=match["exp"], global_step=int(match["step"]))
     return CheckpointRef(uri=uri, experiment="adhoc", global_step=0)
+
+
+def milliseconds(text: str) -> float:
+    """A ``--batch-window-ms`` value: a finite number of milliseconds, 0 or more."""
+    value = float(text)  # a ValueError becomes argparse's "invalid milliseconds value"
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: give a finite number of milliseconds, 0 or more")
+    return value
 
 
 def parse_task_ids(text: str) -> list[int]:

@@ -24,11 +24,7 @@ from eval_runner.scheduler import EpisodeTask
 if TYPE_CHECKING:
     from eval_runner.env import LiberoEnv
 
-__all__ = ["FREEZE_IMPORTS", "LiberoScene", "LiberoScenes", "freeze_imports"]
-
-#: Whether a worker moves the objects its imports created out of the cyclic GC's reach (see
-#: :func:`freeze_imports`); benchmarks turn it off to measure what it saves.
-FREEZE_IMPORTS = True
+__all__ = ["LiberoScene", "LiberoScenes", "freeze_imports"]
 
 
 def freeze_imports() -> None:
@@ -38,7 +34,7 @@ def freeze_imports() -> None:
     and a full collection walks every tracked object. ~117,000 of them come from the imports (modules,
     functions, classes, numba's types) and live as long as the process. Frozen (``gc.freeze``), they are
     skipped. Every object created later, each scene's included, is collected as before, so nothing a reset
-    drops is kept (bench/worker_start.py measures both).
+    drops is kept (bench/worker_start.py measures what it saves).
     """
     with contextlib.suppress(ImportError):  # the first scene build reports it, with its fix
         import libero.libero.envs.env_wrapper  # noqa: F401  (robosuite, MuJoCo, numba)
@@ -66,8 +62,7 @@ class LiberoScenes:
             # appear in CUDA_VISIBLE_DEVICES; workers use no CUDA, so hide it rather than fight the check.
             os.environ.pop("CUDA_VISIBLE_DEVICES", None)
         configure_libero(self.cache_dir, needs_renderer=bool(self.obs_spec.cameras))
-        if FREEZE_IMPORTS:
-            freeze_imports()
+        freeze_imports()
 
     def make(self, task_id: int, *, video: bool) -> LiberoScene:  # pragma: no cover - runs in the child
         return LiberoScene(self, task_id, video=video)
