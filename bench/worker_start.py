@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 from bench.eval_gpu_common import machine, results_path  # noqa: E402
 from eval_runner.api import (  # noqa: E402
     EpisodeTask,
+    LiberoScenes,
     ObservationSpec,
     RngStart,
     WorkerConfig,
@@ -223,9 +224,10 @@ def main() -> int:
     if args.first_wave:
         return main_first_wave(args, out)
     configure_libero(None, needs_renderer=True)  # the parent's environment (MUJOCO_GL, LIBERO config) is inherited
-    config = WorkerConfig(
+    scenes = LiberoScenes(
         suite=args.suite, obs_spec=ObservationSpec(cameras=CAMERAS, resolution=args.resolution), horizon=220
     )
+    config = WorkerConfig(scenes=scenes)
     runs: list[dict[str, Any]] = []
     for _ in range(args.rounds):
         for variant in VARIANTS:

@@ -15,7 +15,8 @@ entry points"). bench/ imports the evaluator through this module only; import-li
   :func:`limit_threads` (a worker's thread caps), :class:`LiberoEnv`, and the reference RNG chain its
   ``start_episode`` takes (:class:`RngStart`, :func:`seeded_state`).
 - A rollout worker process on its own, to measure its start-up (bench/worker_start.py):
-  :class:`WorkerConfig`, :class:`WorkerHandle`, :class:`EpisodeTask`, :func:`worker_main`, :func:`close_all`.
+  :class:`WorkerConfig` with LIBERO's scenes (:class:`LiberoScenes`), :class:`WorkerHandle`, :class:`EpisodeTask`,
+  :func:`worker_main`, :func:`close_all`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Sequence
 
 from eval_runner.demo_checkpoint import write_demo_checkpoint
 from eval_runner.env import LiberoEnv
+from eval_runner.envs.libero_scene import LiberoScenes
 from eval_runner.libero_setup import configure_libero
 from eval_runner.loop import evaluate
 from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
@@ -42,6 +44,7 @@ __all__ = [
     "EpisodeTask",
     "EvalSettings",
     "LiberoEnv",
+    "LiberoScenes",
     "ObservationSpec",
     "Policy",
     "PolicyServer",
@@ -73,7 +76,7 @@ def parse_evaluate_args(argv: Sequence[str]) -> tuple[EvalRun, EvalSettings]:
     Bad arguments exit as the command does (status 2, the message on stderr).
     """
     from eval_runner.cli import add_arguments, build_run
-    from eval_runner.envs.libero_kind import settings_from_args
+    from eval_runner.job import settings_from_args
 
     parser = argparse.ArgumentParser(prog="rlinf-bench evaluate")
     add_arguments(parser)

@@ -22,12 +22,14 @@ from types import FrameType
 from typing import Any
 
 from eval_runner.cli_checks import add_overwrite_arguments, check_before_start
-from eval_runner.envs.kinds import all_kinds, check_options, kind_for_suite
+from eval_runner.envs.kinds import all_kinds, kind_for_suite
+from eval_runner.job import job_from_args, run_job
 from eval_runner.run_estimate import long_run_notice
 from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
+from rlinf_bench.provenance import collect_provenance
 from rlinf_cli.arguments import add_target_argument, target_of
 from rlinf_cli.help_format import ExampleFormatter
 from rlinf_cli.output import add_json_flag, emit_json, error_line, quiet_stdout
@@ -161,7 +163,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json_flag(p, "the RunResult")
     for kind in all_kinds():
-        if kind.options:
+        if kind.flags:
             kind.add_arguments(p.add_argument_group(kind.title))
 
 
@@ -220,11 +222,13 @@ def parse_task_ids(text: str) -> list[int]:
         raise ConfigError(f"--tasks {text!r} must be comma-separated integers, e.g. 0,3,5") from None
 
 
-def build_run(args: argparse.Namespace, *, s3_client: Any = None) -> EvalRun:
-    """The EvalRun from ``--request`` (if any) with explicit flags applied on top."""
+def build_run(args: argparse.Namespace, *, request: EvalRun | None = None, s3_client: Any = None) -> EvalRun:
+    """The EvalRun from the request (``request``, already read, else ``--request``) with explicit flags on top."""
     base: dict[str, Any] = {}
-    if args.request:
-        base = load_request(args.request, s3_client=s3_client).model_dump()
+    if request is None and args.request:
+        request = load_request(args.request, s3_client=s3_client)
+    if request is not None:
+        base = request.model_dump()
     overrides = {
         "suite": args.suite,
         "task_ids": parse_task_ids(args.tasks) if args.tasks else None,
@@ -273,42 +277,36 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def suite_of(args: argparse.Namespace) -> str:
-    """The suite the run names (flag over request), which picks the env kind."""
-    if args.suite:
-        return str(args.suite)
-    if args.request:
-        return load_request(args.request).suite
-    return DEFAULT_SUITE
+def list_tasks(args: argparse.Namespace) -> str:
+    """``--list-tasks``: the table of the suite the run names (flag over request)."""
+    suite = args.suite or (load_request(args.request).suite if args.request else DEFAULT_SUITE)
+    return kind_for_suite(suite).list_tasks(suite)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation described by ``args`` with the env kind its suite needs; returns the exit status."""
-    from eval_runner.loop import default_output
-
-    suite = suite_of(args)
     as_json = getattr(args, "json", False)
     if args.list_tasks:
         if as_json:
             raise ConfigError("--list-tasks prints a table, not JSON: drop --json")
-        print(kind_for_suite(suite).list_tasks(suite))
+        print(list_tasks(args))
         return 0
     # Started by the state machine: heartbeats while running, then one callback (rlinf_aws.task_callback);
     # an error from here on (a bad request or suite included) is reported to it.
     with quiet_stdout(as_json), reporting_to_state_machine(TaskCallback.from_env()) as callback:
-        kind = kind_for_suite(suite)
-        check_options(kind, suite, args)
-        eval_run = build_run(args)
-        out = eval_run.output_uri or default_output(eval_run)
+        request = load_request(args.request) if args.request else None  # read once
+        job = job_from_args(args, build_run(args, request=request), sys.argv)
+        out = job.out
+        provenance = collect_provenance(command=job.command)  # once per run
         # Bad arguments and finished episodes at --out are refused here, before the preflight's seconds.
-        check_before_start(eval_run, out, args, sys.argv)
-        notice = None if callback is not None else long_run_notice(eval_run)  # a person ran it: say how long
+        check_before_start(job, provenance)
+        notice = None if callback is not None else long_run_notice(job.run)  # a person ran it: say how long
         if notice:
             print(notice, file=sys.stderr, flush=True)
         # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
-            result = kind.evaluate(eval_run, out, args, sys.argv)
+            result = run_job(job, provenance)
         except RlinfBenchError as exc:
             exc.add_note(f"result: {out}")  # printed on the error's own line (rlinf_cli.output.error_line)
             raise

@@ -1,18 +1,20 @@
-"""What ``evaluate`` checks before its preflight starts (seconds of imports and doctor checks): the run's
-arguments against its suite, and whether ``--out`` already holds finished episodes that a run would discard."""
+"""What ``evaluate`` checks before its preflight starts (seconds of imports and doctor checks): the run against
+its suite as this machine has it (the env kind's :meth:`~eval_runner.envs.kinds.EnvKind.check_run`: the initial
+states present), and whether ``--out`` already holds finished episodes that a run would discard.
+
+The Plan state checked the request against the catalogue already; this is the Job's only check of the run, and
+the only place the Job compares the trial count with the suite's initial states."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from eval_runner.job import EvalJob
 from eval_runner.result_writer import ResultWriter
-from rlinf_bench.contracts import EvalRun, RunResult, RunStatus
+from rlinf_bench.contracts import EvalRun, Provenance, RunResult, RunStatus
 from rlinf_bench.contracts.results import Timings
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError
-from rlinf_bench.provenance import collect_provenance
-from rlinf_bench.request_checks import check_run
 
 __all__ = ["add_overwrite_arguments", "check_before_start"]
 
@@ -32,21 +34,22 @@ def add_overwrite_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def check_before_start(run: EvalRun, out: str, args: argparse.Namespace, command: Sequence[str]) -> None:
+def check_before_start(job: EvalJob, provenance: Provenance) -> None:
     """Refuse a bad run or a run that would discard finished episodes, before any preflight (exit 2).
 
     A bad run still leaves a ``failed`` result at ``out`` saying why, as every run does, unless that file
     holds episodes (or ``--resume`` was asked for): those are never overwritten by a refusal.
     """
-    existing = None if args.overwrite else _existing(out)
-    keep = bool(args.resume or (existing is not None and existing.episodes))
+    out, resume = job.out, job.settings.resume
+    existing = None if job.overwrite else _existing(out)
+    keep = bool(resume or (existing is not None and existing.episodes))
     try:
-        check_run(run)  # the Plan state's checks: suite, task ids, trials per task
+        job.kind.check_run(job.run)  # suite, task ids, and one initial state per trial on this machine
     except RlinfBenchError as exc:
         if not keep:
-            _write_failed(run, out, f"{type(exc).__name__}: {exc}", command)
+            _write_failed(job.run, out, f"{type(exc).__name__}: {exc}", provenance)
         raise
-    if existing is not None and existing.episodes and not args.resume:
+    if existing is not None and existing.episodes and not resume:
         raise ConfigError(
             f"--out {out} already holds {existing.episodes} finished episode(s) (status {existing.status.value}); "
             "pass --resume to keep them and run only the rest, or --overwrite to start over"
@@ -62,7 +65,7 @@ def _existing(out: str) -> RunResult | None:
         ) from exc
 
 
-def _write_failed(run: EvalRun, out: str, error: str, command: Sequence[str]) -> None:
+def _write_failed(run: EvalRun, out: str, error: str, provenance: Provenance) -> None:
     now = datetime.now(UTC).isoformat(timespec="seconds")
     result = RunResult.of_run(
         run,
@@ -71,6 +74,6 @@ def _write_failed(run: EvalRun, out: str, error: str, command: Sequence[str]) ->
         max_steps=run.max_steps or 1,
         settle_steps=0,
         timings=Timings(started_at=now, finished_at=now),
-        provenance=collect_provenance(command=command),
+        provenance=provenance,
     )
     ResultWriter(out).write(result, final=True)

@@ -108,11 +108,6 @@ class LiberoEnv:
         from the state right after ``env.seed(seed)``. :attr:`rng_after_reset` is the state the reset left,
         i.e. the one the next initial state's reset starts from.
         """
-        if not 0 <= init_state < len(self.init_states):
-            raise ConfigError(
-                f"initial state {init_state} out of range for task {self.task.name}: "
-                f"it has {len(self.init_states)} (use --trials <= {len(self.init_states)})"
-            )
         start = rng or RngStart(seed=seed, base_index=0, state=seeded_state(seed))
         if start.base_index > init_state:
             raise SimulatorError(f"RNG base reset {start.base_index} is after initial state {init_state} (runner bug)")
@@ -121,7 +116,7 @@ class LiberoEnv:
         for reset_index in range(start.base_index, init_state):
             np.random.set_state(state)
             self._reset_as_reference(reset_index)
-            state = np.random.get_state(legacy=True)  # type: ignore[assignment]
+            state = np.random.get_state(legacy=True)
             self.extra_resets += 1
         np.random.set_state(state)
         self._reset_as_reference(init_state)

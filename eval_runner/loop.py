@@ -1,4 +1,8 @@
-"""One evaluation run, in-process: validate, set up LIBERO and the policy, roll out, write the RunResult.
+"""One evaluation run, in-process, for every env kind: set up, load the policy, roll out, write the RunResult.
+
+The env kind (:mod:`eval_runner.envs.kinds`, picked by the suite) gives the tasks, their step limits, how
+episodes are seeded and the scenes the workers build; everything else is this loop's, for LIBERO and
+RoboTwin alike: worker processes, the scheduler, batched policy calls, resume, videos and the result.
 
 The result file exists from the first second and is rewritten after every episode, so whatever stops
 the run (bad input, a crash loop, SIGTERM, a killed pod) leaves the finished episodes and the reason:
@@ -11,28 +15,27 @@ the run (bad input, a crash loop, SIGTERM, a killed pod) leaves the finished epi
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval_runner.episode_settings import render_spec, resolve_protocol, video_resolution, with_policy
+from eval_runner.envs.kinds import EnvKind, EnvOptions, EnvRun, SceneMaker, kind_for_suite
 from eval_runner.policies.base import Policy
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
 from eval_runner.rollout import Rollout
 from eval_runner.rollout_videos import RolloutVideos
-from eval_runner.run_result import ResultBuilder
+from eval_runner.run_result import ResultBuilder, provenance_with_policy
 from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerConfig, WorkerHandle, close_all
-from rlinf_bench.contracts import EvalRun, RunResult, RunStatus
+from rlinf_bench.contracts import EvalRun, Provenance, RunResult, RunStatus
 from rlinf_bench.contracts.layout import result_root, run_result_uri
 from rlinf_bench.errors import ConfigError, PolicyServerUnreachableError, RlinfBenchError
 from rlinf_bench.provenance import collect_provenance, cpu_count
-from rlinf_bench.request_checks import check_run
-from rlinf_bench.suites import get_suite, resolve_task_ids
 
 log = logging.getLogger(__name__)
 
@@ -50,50 +53,45 @@ def evaluate(
     out_path: str | Path | None = None,
     policy: Policy | None = None,
     settings: EvalSettings | None = None,
+    env_options: EnvOptions | None = None,
     s3_client: Any = None,
     command: Sequence[str] | None = None,
     on_episode: Callable[[RunResult], None] | None = None,
-    provenance_extra: dict[str, Any] | None = None,
+    provenance: Provenance | None = None,
 ) -> RunResult:
     """Evaluate ``run`` and return its complete RunResult (also written to ``out_path``).
 
+    ``env_options`` are the env kind's own (RoboTwin's assets, planner…; default: the kind's defaults).
     ``policy`` overrides ``run.policy`` (tests and in-process pipelines); otherwise the policy spec is
     loaded with the run's checkpoint, fetched from S3 when needed. ``on_episode`` is called with the
-    partial result after every finished episode (e.g. to send a workflow heartbeat). On failure or
-    interruption the result file is written with status failed/incomplete and the error is re-raised.
+    partial result after every finished episode (e.g. to send a workflow heartbeat). ``provenance`` is
+    the run's, collected once by the caller (collected here when not given). On failure or interruption
+    the result file is written with status failed/incomplete and the error is re-raised.
     """
     settings = settings or EvalSettings()
+    kind = kind_for_suite(run.suite)
     writer = ResultWriter(
         str(out_path or run.output_uri or default_output(run)),
         s3_client=s3_client,
         min_interval_s=settings.s3_write_interval_s,
     )
     previous = writer.read_existing() if settings.resume else None
+    if previous is not None:  # checked before anything is written: a mismatch leaves the other run's file as it is
+        check_resumable(previous, _identity(run), writer.out)
+    # Until the run is set up, a failure is reported with what we know: the request and the provenance.
+    builder = ResultBuilder(
+        run, [], run.max_steps or 1, settings.settle_steps or 0, provenance or collect_provenance(command=command)
+    )
+    with _final_state_written(writer, builder, previous):
+        env = _set_up(kind, run, env_options, settings, builder)
     if previous is not None:
-        # Checked before anything is written: a mismatch must leave the other run's file untouched.
-        check_resumable(previous, run, settings, writer.out)
+        check_resumable(previous, _shape(env), writer.out)
         if previous.status is RunStatus.COMPLETE:
             log.info("resume: %s is already complete; nothing to run", writer.out)
             return previous
-    # Until the run is validated, a failure is reported with what we know: the request and the provenance.
-    builder = ResultBuilder(
-        run, [], run.max_steps or 1, settings.settle_steps or 0, collect_provenance(command=command)
-    )
-    own_policy = policy is None
-    progress: Progress | None = None
-    try:
-        builder = _prepare(run, settings, command)
-        builder.provenance.extra.update(provenance_extra or {})  # e.g. the doctor report of the Job's start
-        if previous is not None:
-            _preload(builder, previous)
-        writer.write(builder.build(RunStatus.INCOMPLETE, "setting up"), final=True)
-        if policy is None:
-            policy = _load_policy(run, settings, s3_client)
-        if builder.protocol is not None:
-            builder.protocol = with_policy(builder.protocol, run, policy)
-        builder.provenance = collect_provenance(
-            command=command, policy=policy.describe(), extra=builder.provenance.extra
-        )
+    # Whatever stops the run is written first; then the progress bar and a policy loaded here are closed.
+    with contextlib.ExitStack() as cleanup, _final_state_written(writer, builder, previous):
+        policy, scenes = _ready(run, env, kind, builder, writer, previous, policy, settings, s3_client, cleanup)
         progress = Progress(
             run.trials_per_task * len(builder.tasks),
             desc=f"{run.suite} run{run.run_index}",
@@ -101,28 +99,8 @@ def evaluate(
             initial_done=builder.finished,
             initial_successes=builder.successes,
         )
-        _rollout(run, builder, writer, settings, policy, progress, on_episode)
-    except KeyboardInterrupt:
-        _final_write(
-            writer, builder, previous, RunStatus.INCOMPLETE, "interrupted (SIGINT/SIGTERM); re-run to complete it"
-        )
-        raise
-    except PolicyServerUnreachableError as exc:
-        # The episodes so far are sound; only the policy went away. Keep them so --resume finishes the run.
-        message = f"{type(exc).__name__}: {exc}; the finished episodes are kept: re-run with --resume"
-        _final_write(writer, builder, previous, RunStatus.INCOMPLETE, message)
-        raise
-    except RlinfBenchError as exc:
-        _final_write(writer, builder, previous, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
-        raise
-    except Exception as exc:
-        _final_write(writer, builder, previous, RunStatus.FAILED, f"internal error {type(exc).__name__}: {exc}")
-        raise
-    finally:
-        if progress is not None:
-            progress.close()
-        if own_policy and policy is not None:
-            policy.close()
+        cleanup.callback(progress.close)
+        _rollout(run, env, scenes, builder, writer, settings, policy, progress, on_episode)
     result = builder.build(RunStatus.COMPLETE)
     writer.write(result, final=True)
     log.info(
@@ -136,21 +114,65 @@ def evaluate(
     return result
 
 
-def check_resumable(previous: RunResult, run: EvalRun, settings: EvalSettings, out: str) -> None:
-    """Refuse to resume from a result of a different run (mixing them would corrupt the statistics)."""
-    suite = get_suite(run.suite)
-    protocol = resolve_protocol(run, settings)
-    expected = {
+def _set_up(
+    kind: EnvKind, run: EvalRun, options: EnvOptions | None, settings: EvalSettings, builder: ResultBuilder
+) -> EnvRun:
+    """The run's environment; the builder takes its tasks, limits and protocol (a failure has them from here)."""
+    env = kind.setup(run, options or kind.options(), settings)
+    builder.tasks = list(env.tasks)
+    builder.max_steps = env.max_steps
+    builder.settle_steps = env.settle_steps
+    builder.protocol = env.protocol
+    return env
+
+
+def _ready(
+    run: EvalRun,
+    env: EnvRun,
+    kind: EnvKind,
+    builder: ResultBuilder,
+    writer: ResultWriter,
+    previous: RunResult | None,
+    policy: Policy | None,
+    settings: EvalSettings,
+    s3_client: Any,
+    cleanup: contextlib.ExitStack,
+) -> tuple[Policy, SceneMaker]:
+    """The earlier attempt's episodes kept, the machine ready, the policy loaded (``policy``, else the run's,
+    closed by ``cleanup``) and the workers' scenes for it."""
+    if previous is not None:
+        _preload(builder, previous)
+        env.resumed_from(previous)
+    builder.provenance = env.prepare(builder.provenance)
+    writer.write(builder.build(RunStatus.INCOMPLETE, "setting up"), final=True)
+    if policy is None:
+        policy = _load_policy(run, settings, s3_client, kind)
+        cleanup.callback(policy.close)
+    try:
+        scenes = env.scenes(policy)
+    finally:
+        builder.protocol = env.protocol  # completed with the policy's resolution and decoding
+    builder.provenance = provenance_with_policy(builder.provenance, policy.describe())
+    return policy, scenes
+
+
+def _identity(run: EvalRun) -> dict[str, Any]:
+    return {
         "suite": run.suite,
         "run_index": run.run_index,
         "seed": run.seed,
         "policy": run.policy,
         "trials_per_task": run.trials_per_task,
-        "max_steps": protocol.max_steps,
-        "settle_steps": protocol.settle_steps,
         "checkpoint": run.checkpoint.uri or None,
-        "tasks": resolve_task_ids(suite, run.task_ids),
     }
+
+
+def _shape(env: EnvRun) -> dict[str, Any]:
+    return {"max_steps": env.max_steps, "settle_steps": env.settle_steps, "tasks": [t.task_id for t in env.tasks]}
+
+
+def check_resumable(previous: RunResult, expected: dict[str, Any], out: str) -> None:
+    """Refuse to resume from a result of a different run (mixing them would corrupt the statistics)."""
     found = {
         "suite": previous.suite,
         "run_index": previous.run_index,
@@ -183,21 +205,7 @@ def _preload(builder: ResultBuilder, previous: RunResult) -> None:
     log.info("resume: %d finished episodes kept from the previous attempt", builder.finished)
 
 
-def _prepare(run: EvalRun, settings: EvalSettings, command: Sequence[str] | None) -> ResultBuilder:
-    """Validate the run against the suite and configure LIBERO (raises before any worker starts)."""
-    from eval_runner.libero_setup import configure_libero
-
-    suite = check_run(run)  # the Plan state's checks: suite, tasks, trials per task
-    task_ids = resolve_task_ids(suite, run.task_ids)
-    protocol = resolve_protocol(run, settings)  # explicit values over the profile's
-    paths = configure_libero(settings.cache_dir)
-    extra = {"libero_config": str(paths.config_dir), "libero_assets": str(paths.assets_dir)}
-    provenance = collect_provenance(command=command, extra=extra)
-    tasks = [suite.task(t) for t in task_ids]
-    return ResultBuilder(run, tasks, protocol.max_steps, protocol.settle_steps, provenance, protocol=protocol)
-
-
-def _load_policy(run: EvalRun, settings: EvalSettings, s3_client: Any) -> Policy:
+def _load_policy(run: EvalRun, settings: EvalSettings, s3_client: Any, kind: EnvKind) -> Policy:
     from eval_runner.checkpoint_fetch import materialize_checkpoint
     from eval_runner.libero_setup import default_cache_dir
     from eval_runner.policies.factory import load_policy
@@ -206,11 +214,13 @@ def _load_policy(run: EvalRun, settings: EvalSettings, s3_client: Any) -> Policy
     if run.checkpoint.uri:
         cache = (settings.cache_dir or default_cache_dir()) / "checkpoints"
         checkpoint_dir = materialize_checkpoint(run.checkpoint.uri, cache, s3_client=s3_client)
-    return load_policy(run.policy, checkpoint_dir)
+    return load_policy(run.policy, checkpoint_dir, env_kind=kind.name)
 
 
 def _rollout(
     run: EvalRun,
+    env: EnvRun,
+    scenes: SceneMaker,
     builder: ResultBuilder,
     writer: ResultWriter,
     settings: EvalSettings,
@@ -218,7 +228,6 @@ def _rollout(
     progress: Progress,
     on_episode: Callable[[RunResult], None] | None,
 ) -> None:
-    policy.check_tasks(list(builder.tasks))  # refuse before any worker starts (the expert's goal predicates)
     task_ids = [t.task_id for t in builder.tasks]
     done = {(task_id, e.init_state) for task_id, eps in builder.episodes.items() for e in eps}
     plan = [e for e in plan_episodes(run.suite, run.seed, task_ids, run.trials_per_task) if e.key not in done]
@@ -226,12 +235,7 @@ def _rollout(
         return
     n_workers = max(1, min(run.workers, len(plan)))
     config = WorkerConfig(
-        suite=run.suite,
-        obs_spec=render_spec(policy.obs_spec, builder.protocol, video_resolution=video_resolution(run)),
-        horizon=builder.max_steps + builder.settle_steps,
-        settle_gripper=builder.protocol.settle_gripper if builder.protocol else -1.0,
-        cache_dir=settings.cache_dir,
-        scene_hook=settings.scene_hook,
+        scenes=scenes,
         fault=settings.fault_injection,
         log_level=logging.getLogger().getEffectiveLevel(),
         # each worker gets its share of the cores (rendering on a CPU is multi-threaded in Mesa)
@@ -256,7 +260,7 @@ def _rollout(
         workers = [WorkerHandle(i, config, settings.start_method, start=i < first_wave) for i in range(n_workers)]
         Rollout(
             policy=policy,
-            scheduler=Scheduler(plan),
+            scheduler=Scheduler(plan, first_state=env.first_start, known=env.known_starts()),
             workers=workers,
             builder=builder,
             writer=writer,
@@ -265,6 +269,7 @@ def _rollout(
             task_language={t.task_id: t.language for t in builder.tasks},
             videos=videos,
             on_episode=on_episode,
+            env=env,
         ).run()
     finally:
         close_all(workers)
@@ -279,6 +284,29 @@ def _video_dir(writer: ResultWriter, settings: EvalSettings) -> Path:
 
         return (settings.cache_dir or default_cache_dir()) / "videos" / writer.key.replace("/", "_")
     return writer.path.parent / f"{writer.path.stem}.videos"
+
+
+@contextlib.contextmanager
+def _final_state_written(writer: ResultWriter, builder: ResultBuilder, previous: RunResult | None) -> Iterator[None]:
+    """Whatever stops the run in the block is written as its final state (then re-raised)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        _final_write(
+            writer, builder, previous, RunStatus.INCOMPLETE, "interrupted (SIGINT/SIGTERM); re-run to complete it"
+        )
+        raise
+    except PolicyServerUnreachableError as exc:
+        # The episodes so far are sound; only the policy went away. Keep them so --resume finishes the run.
+        message = f"{type(exc).__name__}: {exc}; the finished episodes are kept: re-run with --resume"
+        _final_write(writer, builder, previous, RunStatus.INCOMPLETE, message)
+        raise
+    except RlinfBenchError as exc:
+        _final_write(writer, builder, previous, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+        raise
+    except Exception as exc:
+        _final_write(writer, builder, previous, RunStatus.FAILED, f"internal error {type(exc).__name__}: {exc}")
+        raise
 
 
 def _final_write(

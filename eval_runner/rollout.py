@@ -4,8 +4,10 @@ A worker that sent its observation waits only for the policy call its row is in,
 workers: a batch is formed from the observations ready when the policy is free (see
 :mod:`eval_runner.batching` for when exactly), the call runs on a background thread while the other
 workers keep stepping, and each worker in the batch gets its row's action. A worker whose episode
-ended (LIBERO's success, or the horizon) immediately gets the next episode; its reset and settle
-overlap with the other workers' steps. Episodes do not influence each other, so for a policy whose
+ended (the env's own success, or the task's step limit) immediately gets the next episode; its reset
+and settle overlap with the other workers' steps. The same loop runs every env kind: the kind's
+:class:`~eval_runner.envs.kinds.EnvRun` says each task's step limit, the action size, and what a start
+reports besides the observation (RoboTwin: the episode's seed, instruction and skipped seeds). Episodes do not influence each other, so for a policy whose
 rows are independent the outcome of an episode depends neither on batching nor on the worker count.
 """
 
@@ -16,12 +18,12 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from multiprocessing.connection import wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from eval_runner.batching import BatchPolicy, CallResult, OccupancyWindow, PolicyCaller, SteppingClock
-from eval_runner.policies.base import Policy
+from eval_runner.policies.base import ACTION_DIM, Policy
 from eval_runner.policies.checks import check_actions
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
@@ -32,6 +34,9 @@ from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerDied, WorkerHandle
 from rlinf_bench.contracts import EpisodeResult, RunResult, RunStatus
 from rlinf_bench.errors import PolicyError, RenderingError, RlinfBenchError, SimulatorError, WorkerCrashError
+
+if TYPE_CHECKING:
+    from eval_runner.envs.kinds import EnvRun
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +57,10 @@ class Rollout:
         task_language: dict[int, str],
         videos: RolloutVideos | None = None,
         on_episode: Callable[[RunResult], None] | None = None,
+        env: EnvRun | None = None,
     ) -> None:
+        """``env``: the run's env kind side (step limits per task, action size, start records); None: LIBERO's
+        defaults (the builder's max steps for every task, 7-d actions), for stand-in workers in tests."""
         self.policy = policy
         self.scheduler = scheduler
         self.workers = workers
@@ -63,7 +71,8 @@ class Rollout:
         self.language = task_language
         self.videos = videos
         self.on_episode = on_episode
-        self.max_steps = builder.max_steps
+        self.env = env
+        self.action_dim = env.spaces.action_dim if env is not None else ACTION_DIM
         self.settle_steps = builder.settle_steps
         self.total = progress.total  # all episodes of the run, including any resumed ones
         self.batching = BatchPolicy(window_s=settings.batch_window_ms / 1000.0, max_batch=settings.max_batch)
@@ -122,6 +131,8 @@ class Rollout:
         if self.videos is not None:
             ep = self.videos.plan(ep)
         w.episode = ep
+        w.episode_seed = None
+        w.instruction = None
         w.steps = 0
         w.started_at = time.perf_counter()
         try:
@@ -180,6 +191,9 @@ class Rollout:
             else:
                 self._receive(handle)
 
+    def _step_limit(self, task_id: int) -> int:
+        return self.env.step_limit(task_id) if self.env is not None else self.builder.max_steps
+
     def _limit(self, w: WorkerHandle) -> float:
         if w.pending in ("start", "load"):
             return self.settings.start_timeout_s
@@ -214,6 +228,10 @@ class Rollout:
             c.reset_s += float(info.get("sim_s", 0.0))
             self.scheduler.record_reset(w.episode, info.get("rng_after_reset"))
             w.loaded_task = w.episode.task_id
+            w.episode_seed = info.get("seed")
+            w.instruction = info.get("instruction")
+            if info.get("notes") and self.env is not None:
+                self.env.record_start(w.episode.task_id, info["notes"], self.builder.provenance.extra)
             self._new.append(w.episode.episode_id)
             now = time.perf_counter()
             self._obs[w.index] = (obs, now)
@@ -224,7 +242,7 @@ class Rollout:
         w.steps += steps
         c.env_steps += steps
         self._steady.step(w.index, float(info.get("sim_s", 0.0)), steps)
-        if info.get("done") or w.steps >= self.max_steps:
+        if info.get("done") or w.steps >= self._step_limit(w.episode.task_id):
             self._steady.end(w.index, time.perf_counter())
             self._finish(w, success=bool(info.get("done")))
             self._assign(w)  # right away, not after the next policy call
@@ -258,9 +276,8 @@ class Rollout:
         rows = [self._obs.pop(i)[0] for i in order]
         workers = [self.workers[i] for i in order]
         episodes = [w.episode for w in workers if w.episode is not None]
-        batch = stack_observations(
-            rows, [self.language[ep.task_id] for ep in episodes], [ep.episode_id for ep in episodes]
-        )
+        texts = [w.instruction or self.language[ep.task_id] for w, ep in zip(workers, episodes, strict=True)]
+        batch = stack_observations(rows, texts, [ep.episode_id for ep in episodes])
         for w in workers:
             w.pending = "policy"
         c = self.builder.counters
@@ -284,8 +301,8 @@ class Rollout:
         for (w, ep), action in zip(done.tag, actions, strict=True):
             if w.episode is not ep or w.pending != "policy":
                 continue  # its worker crashed and was restarted while the policy ran
-            if action.ndim == 2:  # an action chunk: executed open loop by the worker, cut at the horizon
-                action = action[: self.max_steps - w.steps]
+            if action.ndim == 2:  # an action chunk: executed open loop by the worker, cut at the step limit
+                action = action[: self._step_limit(ep.task_id) - w.steps]
                 c.chunk_steps += len(action)
             try:
                 w.send(("step", action))
@@ -303,7 +320,12 @@ class Rollout:
             ) from exc
         # float64: the simulator's dtype; a float32 round trip would change a float64 policy's actions
         return check_actions(
-            done.actions, done.rows, source=f"policy {self.builder.run.policy!r}", chunks=True, dtype=np.float64
+            done.actions,
+            done.rows,
+            source=f"policy {self.builder.run.policy!r}",
+            chunks=True,
+            dtype=np.float64,
+            action_dim=self.action_dim,
         )
 
     # -- episode end and crashes -----------------------------------------------------------------
@@ -325,7 +347,7 @@ class Rollout:
         video = self.videos.finish(w, ep, success) if self.videos is not None and ep.record_video else None
         result = EpisodeResult(
             init_state=ep.init_state,
-            seed=ep.seed,
+            seed=ep.seed if w.episode_seed is None else w.episode_seed,
             success=success,
             steps=w.steps,
             wall_s=round(time.perf_counter() - w.started_at, 3),
@@ -405,8 +427,12 @@ class Rollout:
 
 
 def stack_observations(rows: list[dict[str, Any]], language: list[str], episode_ids: list[str]) -> dict[str, Any]:
-    """Stack per-episode observations into the batch dict of :class:`Policy.act`."""
-    batch: dict[str, Any] = {key: np.stack([row[key] for row in rows]) for key in rows[0]} if rows else {}
+    """Stack per-episode observations into the batch dict of :class:`Policy.act`: arrays (LIBERO's images and
+    proprioception) into one array per key, anything else (RoboTwin's ``get_obs()`` dicts) into a list."""
+    batch: dict[str, Any] = {}
+    for key in rows[0] if rows else ():
+        values = [row[key] for row in rows]
+        batch[key] = np.stack(values) if all(isinstance(v, np.ndarray) for v in values) else values
     batch["task_description"] = list(language)
     batch["episode_id"] = list(episode_ids)
     return batch

@@ -4,15 +4,34 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from rlinf_bench.contracts import EpisodeResult, EvalRun, Provenance, RunResult, RunStatus, TaskResult, Timings
 from rlinf_bench.protocols import RunProtocol
-from rlinf_bench.suites import TaskInfo
+from rlinf_bench.provenance import weights_digest
+
+
+class EvalTask(Protocol):
+    """A task as the results name it, whatever its env kind (LIBERO's TaskInfo, RoboTwin's RoboTwinTask)."""
+
+    @property
+    def task_id(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def language(self) -> str: ...
 
 
 def utc_now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def provenance_with_policy(provenance: Provenance, description: dict[str, Any]) -> Provenance:
+    """``provenance`` with the loaded policy's ``describe()`` and the weights digest it names."""
+    extra = {"policy": description, **{k: v for k, v in provenance.extra.items() if k != "policy"}}
+    return provenance.model_copy(update={"extra": extra, "checkpoint_sha256": weights_digest(description)})
 
 
 @dataclass
@@ -70,7 +89,7 @@ class ResultBuilder:
     """Holds the run's identity and finished episodes; :meth:`build` makes a validated RunResult."""
 
     run: EvalRun
-    tasks: list[TaskInfo]
+    tasks: Sequence[EvalTask]
     max_steps: int
     settle_steps: int
     provenance: Provenance

@@ -15,6 +15,10 @@ state *i+1* is what the reset of episode *i* leaves, which its worker reports ba
 earlier known state, and the worker performs the missing resets first (:class:`RngStart`). Either way
 the episode is the reference's, whatever the worker count or order.
 
+The chain itself belongs to the env kind (:class:`eval_runner.envs.kinds.EnvRun`): LIBERO's links are
+numpy RNG states; RoboTwin's are the seed its next expert-checked walk starts from. The scheduler only
+knows that state 0 follows from the run seed (``first_state``) and that each reset reports the next one.
+
 Replayed resets are wasted CPU (one task's first wave on 15 workers replayed 105 of them, ~1.2 s each,
 while the other workers stepped), so a free worker *waits* rather than replay when a reset now in
 flight will make a state known: the first wave of one task then starts staggered by one reset each,
@@ -25,7 +29,7 @@ it waits, it builds the scene of the task whose reset it waits for (:meth:`Sched
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,7 +50,8 @@ def seeded_state(seed: int) -> RngState:
 
 @dataclass(frozen=True)
 class RngStart:
-    """Where an episode's reset starts: the RNG state before reset ``base_index`` after ``env.seed(seed)``.
+    """Where an episode's reset starts: the chain's state before reset ``base_index`` of run seed ``seed``
+    (LIBERO: numpy's RNG state after ``env.seed(seed)`` and that many resets; RoboTwin: a candidate seed).
 
     When ``base_index`` is below the episode's initial state, the worker first performs the resets in
     between (each from the state the previous one left), exactly as the reference loop would have.
@@ -54,7 +59,7 @@ class RngStart:
 
     seed: int
     base_index: int
-    state: RngState = field(repr=False, compare=False)
+    state: Any = field(repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -99,10 +104,19 @@ def plan_episodes(suite: str, run_seed: int, task_ids: list[int], trials: int) -
 class Scheduler:
     """A queue of episodes with task affinity and the per-task chain of reference RNG states."""
 
-    def __init__(self, episodes: list[EpisodeTask]) -> None:
+    def __init__(
+        self,
+        episodes: list[EpisodeTask],
+        *,
+        first_state: Callable[[int], Any] = seeded_state,
+        known: Mapping[tuple[int, int], Mapping[int, Any]] | None = None,
+    ) -> None:
+        """``first_state(seed)``: the chain's state before initial state 0 (LIBERO's: :func:`seeded_state`).
+        ``known``: (task, seed) -> {initial state: its state}, states an earlier attempt already found."""
         self._queue: deque[EpisodeTask] = deque(episodes)
-        # (task, seed) -> {reset index: RNG state before that reset}
-        self._states: dict[tuple[int, int], dict[int, RngState]] = {}
+        self._first_state = first_state
+        # (task, seed) -> {reset index: the chain's state before that reset}
+        self._states: dict[tuple[int, int], dict[int, Any]] = {key: dict(chain) for key, chain in (known or {}).items()}
         # episodes handed out whose reset has not been reported yet: (task, seed, init_state)
         self._resetting: set[tuple[int, int, int]] = set()
 
@@ -166,7 +180,7 @@ class Scheduler:
         self._resetting.discard((episode.task_id, episode.seed, episode.init_state))
         self._queue.appendleft(episode)
 
-    def record_reset(self, episode: EpisodeTask, state_after: RngState | None) -> None:
+    def record_reset(self, episode: EpisodeTask, state_after: Any) -> None:
         """Note the RNG state the reset of ``episode`` left: the state before the next initial state's reset."""
         self._resetting.discard((episode.task_id, episode.seed, episode.init_state))
         if state_after is None:
@@ -174,10 +188,10 @@ class Scheduler:
         self._chain(episode).setdefault(episode.init_state + 1, state_after)
 
     # -- internals ----------------------------------------------------------------------------------
-    def _chain(self, ep: EpisodeTask) -> dict[int, RngState]:
-        chain = self._states.get((ep.task_id, ep.seed))
-        if chain is None:
-            chain = self._states[(ep.task_id, ep.seed)] = {0: seeded_state(ep.seed)}
+    def _chain(self, ep: EpisodeTask) -> dict[int, Any]:
+        chain = self._states.setdefault((ep.task_id, ep.seed), {})
+        if 0 not in chain:
+            chain[0] = self._first_state(ep.seed)
         return chain
 
     def _resetting_task(self, task_id: int) -> bool:

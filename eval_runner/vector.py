@@ -1,15 +1,20 @@
-"""Environment worker processes: each owns one LIBERO environment and steps it on request.
+"""Environment worker processes: each owns one scene of its run's env kind and steps it on request.
 
-The parent talks to a worker over a pipe with small messages:
+The worker is the same for every env kind: it builds scenes with the run's
+:class:`~eval_runner.envs.kinds.SceneMaker` (LIBERO's MuJoCo scenes, RoboTwin's SAPIEN ones) and speaks
+to the parent over a pipe with small messages:
 
-- ``("start", EpisodeTask, settle_steps)`` -> ``("obs", obs, info)``: load the task's scene (reused
-  when it is already loaded), reset to the episode's initial state with its seed, settle.
+- ``("start", EpisodeTask, settle_steps)`` -> ``("obs", obs, info)``: build the task's scene (reused
+  when it is already built), reset to the episode's initial state as the kind seeds it, settle.
+  ``info["rng_after_reset"]`` is where the next initial state's reset starts (the scheduler's chain);
+  ``info`` also carries the episode's own env ``seed`` and ``instruction`` and the kind's ``notes`` when
+  the scene gives them (:class:`~eval_runner.envs.kinds.EpisodeStart`).
 - ``("load", task_id)`` -> ``("loaded", None, info)``: build the task's scene now (kept when it is already
-  loaded), so that a worker waiting for its episode's RNG state is ready when the state is known.
-- ``("step", actions)`` -> ``("obs", obs, info)``: one ``[7]`` action or a ``[K, 7]`` chunk executed open
-  loop (stopping at success); ``info["done"]`` = LIBERO's success check, ``info["steps"]`` = steps taken.
+  built), so that a worker waiting for its episode's start state is ready when the state is known.
+- ``("step", actions)`` -> ``("obs", obs, info)``: one action or a ``[K, dim]`` chunk executed open
+  loop (stopping at success); ``info["done"]`` = the env's own success check, ``info["steps"]`` = steps taken.
 - ``("video", path)`` -> ``("ok", path)``: write the frames of the episode that just ended.
-- ``("close",)``: close the environment and exit.
+- ``("close",)``: close the scene and exit.
 
 Errors raised on purpose come back as ``("error", class name, message)``; a worker that *dies*
 (segfault, OOM kill, ``os._exit``) shows up as a closed pipe, which the parent turns into a retry.
@@ -18,7 +23,6 @@ Errors raised on purpose come back as ``("error", class name, message)``; a work
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import multiprocessing as mp
 import os
@@ -28,14 +32,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from eval_runner.policies.base import ObservationSpec
 from eval_runner.scheduler import EpisodeTask
 from eval_runner.testing import FaultInjection
 from rlinf_bench import errors
+
+if TYPE_CHECKING:
+    from eval_runner.envs.kinds import Scene, SceneMaker
 
 log = logging.getLogger(__name__)
 
@@ -48,15 +54,10 @@ class WorkerDied(Exception):
 class WorkerConfig:
     """Everything a worker needs; pickled to the child at spawn."""
 
-    suite: str
-    obs_spec: ObservationSpec
-    horizon: int
-    cache_dir: Path | None = None
-    scene_hook: str | None = None
+    scenes: SceneMaker  # the env kind's scene builder (LiberoScenes, RoboTwinScenes, a test's stand-in)
     fault: FaultInjection | None = None
     log_level: int = logging.WARNING
     threads: int = 1  # per worker: one worker per core is the unit of parallelism
-    settle_gripper: float = -1.0  # gripper of the settle action (the run's protocol)
 
 
 #: Thread pools a worker would otherwise size to the whole machine (OpenMP/BLAS, Mesa's llvmpipe renderer).
@@ -85,19 +86,12 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:  # pragma: no c
 
 
 def _serve(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - runs in the child
-    from eval_runner.libero_setup import configure_libero
-
-    egl_device = egl_device_description()
-    if os.environ.get("MUJOCO_EGL_DEVICE_ID"):
-        # The parent already mapped the GPU to its EGL index. robosuite insists that this index also
-        # appear in CUDA_VISIBLE_DEVICES; workers use no CUDA, so hide it rather than fight the check.
-        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+    egl_device = egl_device_description()  # read before the scene maker's set-up may hide CUDA devices
     try:
-        configure_libero(config.cache_dir, needs_renderer=bool(config.obs_spec.cameras))
+        config.scenes.setup_worker()
     except errors.RlinfBenchError as exc:
         conn.send(("error", type(exc).__name__, str(exc)))
         return
-    freeze_imports()
     state = _WorkerState(config)
     try:
         while True:
@@ -113,43 +107,20 @@ def _serve(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover 
                 if is_rendering_failure(exc):  # the parent restarts us once, then fails the run naming the device
                     reply = ("error", "RenderingError", describe_rendering_failure(exc, egl_device))
                 else:  # a simulator bug: report it with its type, the parent fails the run
-                    reply = ("error", "SimulatorError", f"{type(exc).__name__} in the LIBERO worker: {exc}")
+                    reply = ("error", "SimulatorError", f"{type(exc).__name__} in the simulator worker: {exc}")
             conn.send(reply)
     finally:
         state.close()
 
 
-def freeze_imports() -> None:
-    """Import the simulator, then exempt every object created so far from the cyclic garbage collector.
-
-    robosuite's ``MjSim.free()`` runs a full ``gc.collect()`` at every LIBERO reset, i.e. once per episode,
-    and a full collection walks every tracked object. ~117,000 of them come from the imports (modules,
-    functions, classes, numba's types) and live as long as the process. Frozen (``gc.freeze``), they are
-    skipped. Every object created later, each scene's included, is collected as before, so nothing a reset
-    drops is kept (bench/worker_start.py measures what it saves).
-    """
-    with contextlib.suppress(ImportError):  # the first scene build reports it, with its fix
-        import libero.libero.envs.env_wrapper  # noqa: F401  (robosuite, MuJoCo, numba)
-    gc.collect()
-    gc.freeze()
-
-
 class _WorkerState:  # pragma: no cover - runs in the child
     def __init__(self, config: WorkerConfig) -> None:
-        from rlinf_bench.suites import get_suite
-
         self.config = config
-        self.suite = get_suite(config.suite)
-        self.env: Any = None
+        self.scene: Scene | None = None
         self.task_id: int | None = None
         self.episode: EpisodeTask | None = None
         self.steps = 0
         self.frames: list[Any] = []
-        self.hook = None
-        if config.scene_hook:
-            from eval_runner.env import load_hook
-
-            self.hook = load_hook(config.scene_hook)
 
     def handle(self, msg: tuple[Any, ...]) -> tuple[Any, ...]:
         kind = msg[0]
@@ -164,44 +135,46 @@ class _WorkerState:  # pragma: no cover - runs in the child
         raise errors.SimulatorError(f"worker got unknown message {kind!r}")
 
     def load(self, task_id: int, *, video: bool) -> float:
-        """Build the task's scene unless it is loaded (with the video camera when ``video``); the seconds spent."""
-        from eval_runner.env import VIDEO_CAMERA, LiberoEnv
-
-        if self.env is not None and self.task_id == task_id and (not video or VIDEO_CAMERA in self.env.cameras):
+        """Build the task's scene unless it is built (with video frames when ``video``); the seconds spent."""
+        if self.scene is not None and self.task_id == task_id and (not video or self.scene.records_video):
             return 0.0
         self.close()
-        self.env = LiberoEnv(self.suite.task(task_id), self.config.obs_spec, horizon=self.config.horizon, video=video)
+        self.scene = self.config.scenes.make(task_id, video=video)
         self.task_id = task_id
-        return float(self.env.setup_s)
+        return float(self.scene.setup_s)
 
     def start(self, episode: EpisodeTask, settle_steps: int) -> tuple[Any, ...]:
         want_video = episode.record_video
         if self.config.fault is not None:
             self.config.fault.on_episode_start(episode.task_id, episode.init_state)
         setup_s = self.load(episode.task_id, video=want_video)
+        scene = self.scene
+        if scene is None:
+            raise errors.SimulatorError(f"worker built no scene for task {episode.task_id} (runner bug)")
         t0 = time.perf_counter()
-        obs = self.env.start_episode(
-            episode.init_state, episode.seed, settle_steps, episode.rng, settle_gripper=self.config.settle_gripper
-        )
-        if self.hook is not None:
-            self.hook(self.env)
-            obs = self.env.refresh_observation()
+        start = scene.start_episode(episode, settle_steps)
         self.episode = episode
         self.steps = 0
-        self.frames = [self.env.video_frame()] if want_video else []
-        info = {"done": False, "setup_s": setup_s, "sim_s": time.perf_counter() - t0}
-        # the next initial state's reset starts from here (reference RNG replay, scheduler.py)
-        info["rng_after_reset"] = self.env.rng_after_reset
-        return ("obs", obs, info)
+        self.frames = [scene.video_frame()] if want_video else []
+        info: dict[str, Any] = {"done": False, "setup_s": setup_s, "sim_s": time.perf_counter() - t0}
+        # the next initial state's reset starts from here (the scheduler's chain, scheduler.py)
+        info["rng_after_reset"] = start.next_start
+        if start.seed is not None:
+            info["seed"] = start.seed
+        if start.instruction is not None:
+            info["instruction"] = start.instruction
+        if start.notes:
+            info["notes"] = start.notes
+        return ("obs", start.observation, info)
 
     def step(self, actions: Any) -> tuple[Any, ...]:
-        """Execute ``actions`` (one ``[7]`` action or a ``[K, 7]`` chunk) until the last or LIBERO's success.
+        """Execute ``actions`` (one action or a ``[K, dim]`` chunk) until the last or the env's success.
 
         Only the observation sent back is rendered (every step when recording a video): inside a chunk
-        the policy reads no images, and two 256 px cameras cost more than the physics of a step.
+        the policy reads no images, and rendering cameras costs more than the physics of a step.
         """
-        ep = self.episode
-        if ep is None:
+        ep, scene = self.episode, self.scene
+        if ep is None or scene is None:
             raise errors.SimulatorError("worker got a step before any episode started")
         chunk = np.asarray(actions, dtype=np.float64)
         chunk = chunk.reshape(1, -1) if chunk.ndim == 1 else chunk
@@ -212,13 +185,13 @@ class _WorkerState:  # pragma: no cover - runs in the child
         for i, action in enumerate(chunk):
             if self.config.fault is not None:
                 self.config.fault.on_step(ep.task_id, ep.init_state, self.steps)
-            # a policy without cameras reads no images: only a recorded episode renders (its video camera)
-            last = i == len(chunk) - 1 and bool(self.config.obs_spec.cameras)
-            obs, done = self.env.step(action, render=ep.record_video or last)
+            # an observation without images needs no render: only a recorded episode renders (its video frames)
+            last = i == len(chunk) - 1 and scene.observation_needs_render
+            obs, done = scene.step(action, render=ep.record_video or last)
             self.steps += 1
             taken += 1
             if ep.record_video:
-                self.frames.append(self.env.video_frame())
+                self.frames.append(scene.video_frame())
             if done:
                 break
         return ("obs", obs, {"done": done, "steps": taken, "sim_s": time.perf_counter() - t0})
@@ -231,9 +204,9 @@ class _WorkerState:  # pragma: no cover - runs in the child
         return str(written)
 
     def close(self) -> None:
-        if self.env is not None:
-            self.env.close()
-            self.env = None
+        if self.scene is not None:
+            self.scene.close()
+            self.scene = None
             self.task_id = None
 
 
@@ -264,6 +237,8 @@ class WorkerHandle:
         self.answered = False  # whether this process ever replied (a death before means it never started)
         self.retry_count = 0
         self.loaded_task: int | None = None
+        self.episode_seed: int | None = None  # the env seed its episode runs with, when the scene chose it
+        self.instruction: str | None = None  # its episode's own instruction, when the scene worded one
         self.restarts = 0
         self.render_failures = 0  # EGL/OpenGL failures; survives restarts (one restart is allowed)
         if start:
@@ -277,7 +252,7 @@ class WorkerHandle:
     def spawn(self) -> None:
         parent, child = self._ctx.Pipe(duplex=True)
         self.process = self._ctx.Process(
-            target=self._target, args=(child, self.config), name=f"libero-worker-{self.index}", daemon=True
+            target=self._target, args=(child, self.config), name=f"env-worker-{self.index}", daemon=True
         )
         self.process.start()
         child.close()

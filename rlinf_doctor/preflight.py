@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rlinf_bench.contracts import EvalRun, ProbeResult, ProbeVerdict, RunResult, RunStatus
+from rlinf_bench.contracts import EvalRun, ProbeResult, ProbeVerdict, Provenance, RunResult, RunStatus
 from rlinf_bench.doctor.context import DoctorContext
 from rlinf_bench.doctor.model import DoctorReport, Target
 from rlinf_bench.errors import RlinfBenchError, UnknownSuiteError
@@ -76,10 +76,12 @@ def eval_preflight(
     command: Sequence[str] | None = None,
     s3_client: Any = None,
     write: bool = True,
+    provenance: Provenance | None = None,
 ) -> DoctorReport:
     """Run the eval Job's checks; on failure write a ``failed`` result to ``out`` and raise PreflightError.
 
     ``write=False`` (a ``--resume`` run) leaves an existing result file alone: its episodes stay resumable.
+    ``provenance``: the run's, collected once by the Job (collected here when not given).
     """
     # The runner defaults to headless EGL; check the environment it will actually render in.
     os.environ.setdefault("MUJOCO_GL", "egl")
@@ -98,12 +100,18 @@ def eval_preflight(
         return report
     message = report.failure_message()
     if write:
-        _write_failed_run(run, out, message, report, command, s3_client)
+        _write_failed_run(run, out, message, report, command, s3_client, provenance)
     raise PreflightError(message)
 
 
 def _write_failed_run(
-    run: EvalRun, out: str, message: str, report: DoctorReport, command: Sequence[str] | None, s3_client: Any
+    run: EvalRun,
+    out: str,
+    message: str,
+    report: DoctorReport,
+    command: Sequence[str] | None,
+    s3_client: Any,
+    provenance: Provenance | None,
 ) -> None:
     from rlinf_bench.contracts.results import Timings
     from rlinf_bench.document_store import Storage
@@ -123,12 +131,16 @@ def _write_failed_run(
         max_steps=max_steps,
         settle_steps=settle,
         timings=Timings(started_at=report.started_at or now, finished_at=now, wall_s=report.wall_s),
-        provenance=collect_provenance(command=command, extra={"doctor": report.record()}),
+        provenance=_with_doctor(provenance or collect_provenance(command=command), report),
     )
     try:
         Storage(s3_client).write_text(out, result.to_json(), content_type="application/json")
     except Exception as exc:  # never hide the check's failure behind a write failure
         log.error("could not write the failed result to %s: %s", out, exc)
+
+
+def _with_doctor(provenance: Provenance, report: DoctorReport) -> Provenance:
+    return provenance.model_copy(update={"extra": {**provenance.extra, "doctor": report.record()}})
 
 
 def probe_preflight(

@@ -1,8 +1,9 @@
 """The env kinds of the one evaluator (``python -m eval_runner``): LIBERO and RoboTwin 2.0.
 
-:mod:`eval_runner.envs.kinds` says which kind a suite needs (from the suite's ``simulator`` in
-:mod:`rlinf_bench.suites`); each kind brings its options, its task listing and its run, and writes the
-same RunResult through :class:`eval_runner.result_writer.ResultWriter`. The LIBERO kind runs the
-worker-process loop (:mod:`eval_runner.loop`); the RoboTwin kind (``robotwin_*`` modules) runs the
-official one-scene-at-a-time protocol in its own venv or image. These modules never import the CLI.
+:mod:`eval_runner.envs.kinds` is the seam: what a kind gives the one loop (:mod:`eval_runner.loop`:
+workers, scheduler, batching, resume, videos, the result writer) and which kind a suite needs (from the
+suite's ``simulator`` in :mod:`rlinf_bench.suites`). LIBERO: ``libero_kind`` (the run's side) and
+``libero_scene`` (the workers'); RoboTwin: ``robotwin_kind`` and ``robotwin_env``, with its tasks, seeds,
+assets and policies in the other ``robotwin_*`` modules (its runtime in its own venv or image). These
+modules never import the CLI.
 """

@@ -1,75 +1,144 @@
-"""The LIBERO env kind: MuJoCo scenes in worker processes, batched policy calls (:mod:`eval_runner.loop`).
+"""The LIBERO env kind: MuJoCo scenes (:mod:`eval_runner.envs.libero_scene`) under the one loop.
 
-Its options are the evaluate command's general ones (``--protocol``, ``--settle-steps``, ``--workers``…,
-:func:`eval_runner.cli.add_arguments`); it adds none of its own. Before the loop starts, the Job's doctor
-checks (:func:`rlinf_doctor.preflight.eval_preflight`) stop a broken setup in seconds, with the fix in the
-result file.
+Its options are the evaluate command's general ones (``--protocol``, ``--settle-steps``, ``--workers``…);
+it adds none of its own. Its episodes replay OpenVLA-OFT's reference loop: fixed initial state *i* of a
+task, reset from the numpy RNG state that loop has before its *i*-th reset (:mod:`eval_runner.scheduler`).
+At the Job's edge it checks the trial count against the initial states the installed LIBERO ships; before
+the loop starts, the doctor's checks (:func:`rlinf_doctor.preflight.eval_preflight`) stop a broken setup in
+seconds, with the fix in the result file.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from eval_runner.envs.kinds import EnvKind
-from rlinf_bench.contracts import EvalRun, RunResult
+from eval_runner.envs.kinds import EnvKind, EnvOptions, EnvRun, Spaces
+from eval_runner.policies.base import ACTION_DIM
+from rlinf_bench.contracts import EvalRun, Provenance
+from rlinf_bench.errors import ConfigError
 
 if TYPE_CHECKING:
+    from eval_runner.envs.libero_scene import LiberoScenes
+    from eval_runner.policies.base import Policy
     from eval_runner.settings import EvalSettings
+    from rlinf_bench.suites import TaskInfo
 
-__all__ = ["KIND", "evaluate", "list_tasks"]
+__all__ = ["KIND", "SPACES", "LiberoKind", "LiberoRun"]
 
-
-def _no_arguments(group: argparse._ArgumentGroup) -> None:
-    """LIBERO's options are the general ones."""
-
-
-def list_tasks(suite_name: str) -> str:
-    """The ``--list-tasks`` table: id, max steps, task name and the instruction the policy receives."""
-    from rlinf_bench.suites import get_suite
-
-    suite = get_suite(suite_name)
-    lines = [
-        f"{suite.name}: {suite.n_tasks} tasks, {suite.init_states} initial states each, max steps {suite.max_steps}"
-    ]
-    lines += [f'{t.task_id:>3}  {t.name}\n     "{t.language}"' for t in suite.tasks()]
-    return "\n".join(lines)
-
-
-def settings_from_args(args: argparse.Namespace) -> EvalSettings:
-    """The ``evaluate`` command line's run settings (what is not part of the EvalRun)."""
-    from eval_runner.settings import EvalSettings
-
-    return EvalSettings(
-        settle_steps=args.settle_steps,
-        max_retries=args.max_retries,
-        cache_dir=args.cache_dir,
-        progress=not args.no_progress,
-        worker_threads=args.worker_threads,
-        resume=args.resume,
-        batch_window_ms=args.batch_window_ms,
-        max_batch=args.max_batch,
-    )
-
-
-def evaluate(run: EvalRun, out: str, args: argparse.Namespace, command: Sequence[str]) -> RunResult:
-    """Preflight, then the worker loop; the RunResult is written to ``out`` as it grows."""
-    from eval_runner.loop import evaluate as evaluate_libero
-    from rlinf_doctor.preflight import eval_preflight
-
-    settings = settings_from_args(args)
-    doctor = eval_preflight(run, out=out, cache_dir=args.cache_dir, command=command, write=not args.resume)
-    return evaluate_libero(
-        run, out_path=out, settings=settings, command=command, provenance_extra={"doctor": doctor.record()}
-    )
-
-
-KIND = EnvKind(
-    name="libero",
-    title="LIBERO suites",
-    add_arguments=_no_arguments,
-    options=(),
-    list_tasks=list_tasks,
-    evaluate=evaluate,
+SPACES = Spaces(
+    ACTION_DIM,
+    "OSC_POSE delta xyz, delta rpy, gripper",
+    "the cameras and proprioception the policy's ObservationSpec names (<camera>_image uint8 HxWx3, robot0_* float32)",
 )
+
+
+class LiberoRun(EnvRun):
+    """A LIBERO run: the suite's tasks, the protocol's max and settle steps, the reference RNG replay."""
+
+    tasks: list[TaskInfo]  # type: ignore[assignment]  # LIBERO's own (policies check them)
+
+    def __init__(self, run: EvalRun, settings: EvalSettings) -> None:
+        from eval_runner.episode_settings import resolve_protocol
+        from rlinf_bench.suites import get_suite, resolve_task_ids
+
+        suite = get_suite(run.suite)
+        protocol = resolve_protocol(run, settings)  # explicit values over the profile's
+        super().__init__(
+            run,
+            settings,
+            tasks=[suite.task(t) for t in resolve_task_ids(suite, run.task_ids)],
+            max_steps=protocol.max_steps,
+            settle_steps=protocol.settle_steps,
+            spaces=SPACES,
+            protocol=protocol,
+        )
+
+    def first_start(self, seed: int) -> Any:
+        from eval_runner.scheduler import seeded_state
+
+        return seeded_state(seed)
+
+    def prepare(self, provenance: Provenance) -> Provenance:
+        """LIBERO's config (offline, no prompt) and assets link; their paths go to the provenance."""
+        from eval_runner.libero_setup import configure_libero
+
+        paths = configure_libero(self.settings.cache_dir)
+        extra = {**provenance.extra, "libero_config": str(paths.config_dir), "libero_assets": str(paths.assets_dir)}
+        return provenance.model_copy(update={"extra": extra})
+
+    def scenes(self, policy: Policy) -> LiberoScenes:
+        """The scenes for ``policy``: its cameras at the run's resolution; the protocol gets its decoding."""
+        from eval_runner.envs.libero_scene import LiberoScenes
+        from eval_runner.episode_settings import render_spec, video_resolution, with_policy
+
+        if self.protocol is None:
+            raise ConfigError("a LIBERO run has a protocol from its setup (runner bug)")
+        self.protocol = with_policy(self.protocol, self.run, policy)
+        policy.check_tasks(list(self.tasks))  # refuse before any worker starts (the expert's goal predicates)
+        return LiberoScenes(
+            suite=self.run.suite,
+            obs_spec=render_spec(policy.obs_spec, self.protocol, video_resolution=video_resolution(self.run)),
+            horizon=self.max_steps + self.settle_steps,
+            settle_gripper=self.protocol.settle_gripper,
+            cache_dir=self.settings.cache_dir,
+            scene_hook=self.settings.scene_hook,
+        )
+
+
+class LiberoKind(EnvKind):
+    """LIBERO's suites (libero_spatial, _object, _goal, _10, _90)."""
+
+    name = "libero"
+    title = "LIBERO suites"
+    spaces = SPACES
+
+    def list_tasks(self, suite: str) -> str:
+        """The ``--list-tasks`` table: id, max steps, task name and the instruction the policy receives."""
+        from rlinf_bench.suites import get_suite
+
+        spec = get_suite(suite)
+        lines = [
+            f"{spec.name}: {spec.n_tasks} tasks, {spec.init_states} initial states each, max steps {spec.max_steps}"
+        ]
+        lines += [f'{t.task_id:>3}  {t.name}\n     "{t.language}"' for t in spec.tasks()]
+        lines.append(self.spaces.describe())
+        return "\n".join(lines)
+
+    def check_run(self, run: EvalRun) -> None:
+        """The suite, its task ids, and one initial state per trial in each task's file of the installed LIBERO."""
+        from eval_runner.init_states import load_init_states
+        from rlinf_bench.suites import get_suite, resolve_task_ids
+
+        suite = get_suite(run.suite)
+        for task_id in resolve_task_ids(suite, run.task_ids):
+            task = suite.task(task_id)
+            present = len(load_init_states(task.init_states_file))
+            if run.trials_per_task > present:
+                raise ConfigError(
+                    f"trials_per_task={run.trials_per_task} but task {task_id} of {suite.name} ({task.name}) has "
+                    f"{present} initial states in {task.init_states_file}, one trial each: set trials_per_task "
+                    f"(--trials) to at most {present}"
+                )
+
+    def preflight(
+        self, run: EvalRun, *, out: str, settings: EvalSettings, command: Sequence[str], provenance: Provenance
+    ) -> dict[str, Any]:
+        """The doctor's eval checks (rendering, assets, GPU, the policy server); a failure writes the result."""
+        from rlinf_doctor.preflight import eval_preflight
+
+        report = eval_preflight(
+            run,
+            out=out,
+            cache_dir=settings.cache_dir,
+            command=command,
+            provenance=provenance,
+            write=not settings.resume,
+        )
+        return report.record()
+
+    def setup(self, run: EvalRun, options: EnvOptions, settings: EvalSettings) -> LiberoRun:
+        return LiberoRun(run, settings)
+
+
+KIND = LiberoKind()

@@ -1,12 +1,15 @@
-"""The RoboTwin env kind's scene: one task env, driven the way the official evaluation drives it.
+"""RoboTwin's scenes in the worker processes, driven the way the official evaluation drives them.
 
-Per seed: the task's scripted expert plays the scene (``setup_demo(is_test=True)``, ``play_once()``)
-and the seed counts only when ``plan_success and check_success()``; then the scene is rebuilt from
-the same seed for the policy, which acts until the env's own ``check_success()`` fires inside
-``take_action`` (``eval_success``) or its ``step_lim`` (the task's ``_eval_step_limit``) is reached.
+Per episode: the task's scripted expert plays candidate seeds (``setup_demo(is_test=True)``,
+``play_once()``) and a seed counts only when ``plan_success and check_success()``
+(:func:`~eval_runner.envs.robotwin_seeds.solvable_seeds`); then the scene is built from that seed for the
+policy, which acts until the env's own ``check_success()`` fires inside ``take_action``
+(``eval_success``) or the task's step limit (its ``_eval_step_limit``, which the loop enforces) is reached.
+The runtime's env class is created fresh for every scene, as upstream does.
 
-Everything here needs the RoboTwin assets and SAPIEN; it is only reached after
-:func:`eval_runner.envs.robotwin_assets.resolve_assets` has validated the snapshot.
+The task env classes come from the installed runtime (SAPIEN, and the assets validated by
+:func:`eval_runner.envs.robotwin_assets.resolve_assets` in the loop's process), or, in tests, from a
+stand-in with the same methods (``runtime``: ``module:attribute`` of a :class:`Runtime`).
 """
 
 from __future__ import annotations
@@ -14,30 +17,27 @@ from __future__ import annotations
 import importlib
 import os
 import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-import numpy as np
 import yaml
 
+from eval_runner.envs.kinds import EpisodeStart
 from eval_runner.envs.robotwin_assets import AssetsRoot
-from eval_runner.envs.robotwin_policies import JOINTS
-from eval_runner.envs.robotwin_seeds import ExpertVerdict
-from eval_runner.policies.base import Policy
+from eval_runner.envs.robotwin_seeds import ExpertVerdict, SkippedSeed, solvable_seeds, start_seed
+from eval_runner.envs.robotwin_tasks import RoboTwinTask
+from eval_runner.scheduler import EpisodeTask, RngStart
+from rlinf_bench.errors import ConfigError
 
-__all__ = ["EpisodeOutcome", "TaskEnv", "build_task_args"]
+__all__ = ["INSTALLED", "RoboTwinScene", "RoboTwinScenes", "Runtime", "build_task_args", "load_runtime"]
 
+#: The head camera's type in the task configs (its size comes from ``_camera_config``).
 HEAD_CAMERA = "D435"
-
-
-@dataclass(frozen=True)
-class EpisodeOutcome:
-    """What one policy episode produced."""
-
-    success: bool
-    steps: int
-    instruction: str
+#: The camera of a RoboTwin episode's video (``get_obs()["observation"][...]["rgb"]``).
+VIDEO_CAMERA = "head_camera"
 
 
 def build_task_args(task: str, assets: AssetsRoot, task_config: str, planner: str) -> dict[str, Any]:
@@ -73,22 +73,92 @@ def build_task_args(task: str, assets: AssetsRoot, task_config: str, planner: st
     return args
 
 
-class TaskEnv:
-    """The runtime's env class for one task, created fresh for every scene as upstream does."""
+class Runtime(Protocol):
+    """Where a task's env class comes from."""
 
-    def __init__(self, task: str, args: dict[str, Any], assets: AssetsRoot) -> None:
-        self.task = task
-        self.args = args
-        # The task modules resolve meshes and textures through ASSETS_PATH (VectorEnv sets it the same way).
-        os.environ["ASSETS_PATH"] = str(assets.root)
-        os.environ["ROBOTWIN_ASSETS_ROOT"] = str(assets.root)
-        self._module = importlib.import_module(f"robotwin.envs.{task}")
+    def task_class(self, task: str) -> Callable[[], Any]:
+        """The env class of ``task`` (``setup_demo``, ``play_once``, ``get_obs``, ``take_action``…)."""
+        ...
+
+    def unstable_error(self) -> type[Exception]:
+        """The exception a scene raises when its objects do not settle (a skipped seed)."""
+        ...
+
+
+class _InstalledRuntime:
+    """The ``robotwin`` package's task envs (they import SAPIEN)."""
+
+    def task_class(self, task: str) -> Callable[[], Any]:
+        cls: Callable[[], Any] = getattr(importlib.import_module(f"robotwin.envs.{task}"), task)
+        return cls
+
+    def unstable_error(self) -> type[Exception]:
         from robotwin.envs.utils.create_actor import UnStableError
 
-        self._unstable: type[Exception] = UnStableError
+        error: type[Exception] = UnStableError
+        return error
 
-    def _new(self) -> Any:
-        return getattr(self._module, self.task)()
+
+INSTALLED: Runtime = _InstalledRuntime()
+
+
+def load_runtime(spec: str | None) -> Runtime:
+    """The installed runtime (``None``), or a stand-in named ``module:attribute`` (tests without assets)."""
+    if spec is None:
+        return INSTALLED
+    module, _, attr = spec.partition(":")
+    try:
+        runtime: Runtime = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"cannot load the RoboTwin runtime stand-in {spec!r} (module:attribute): {exc}") from exc
+    return runtime
+
+
+@dataclass(frozen=True)
+class RoboTwinScenes:
+    """Builds a RoboTwin run's scenes in a worker (the kind's :class:`~eval_runner.envs.kinds.SceneMaker`)."""
+
+    tasks: tuple[RoboTwinTask, ...]
+    assets: AssetsRoot
+    task_config: str
+    planner: str
+    instruction_type: str
+    max_skips: int
+    runtime: str | None = None  # TEST-ONLY: a stand-in for the installed runtime (see load_runtime)
+
+    def setup_worker(self) -> None:
+        # The task modules resolve meshes and textures through ASSETS_PATH (the runtime's VectorEnv sets it too).
+        os.environ["ASSETS_PATH"] = str(self.assets.root)
+        os.environ["ROBOTWIN_ASSETS_ROOT"] = str(self.assets.root)
+
+    def make(self, task_id: int, *, video: bool) -> RoboTwinScene:
+        task = next((t for t in self.tasks if t.task_id == task_id), None)
+        if task is None:
+            raise ConfigError(f"task {task_id} is not one of this run's RoboTwin tasks")
+        return RoboTwinScene(self, task)
+
+
+class RoboTwinScene:
+    """One RoboTwin task: each episode's seed walked with the expert, then a fresh scene for the policy.
+
+    Observations are the runtime's ``get_obs()`` dict (rendered by the runtime's own cameras), as one
+    row ``{"observation": dict}``; actions are 14 qpos targets (``take_action(action, "qpos")``).
+    """
+
+    records_video = True  # every observation holds the head camera's image
+    observation_needs_render = True  # the policy's observation is get_obs(), which renders
+
+    def __init__(self, scenes: RoboTwinScenes, task: RoboTwinTask) -> None:
+        t0 = time.perf_counter()
+        runtime = load_runtime(scenes.runtime)
+        self.scenes = scenes
+        self.task = task
+        self._new = runtime.task_class(task.name)
+        self._unstable = runtime.unstable_error()
+        self.args = build_task_args(task.name, scenes.assets, scenes.task_config, scenes.planner)
+        self.env: Any = None
+        self.last_obs: dict[str, Any] = {}
+        self.setup_s = time.perf_counter() - t0
 
     def expert(self, seed: int) -> ExpertVerdict:
         """Whether the scripted expert solves ``seed`` (the protocol's filter)."""
@@ -103,37 +173,57 @@ class TaskEnv:
             return ExpertVerdict(True)
         except self._unstable as exc:
             return ExpertVerdict(False, f"unstable scene: {exc}")
-        except Exception as exc:  # upstream skips any seed whose expert run raises; SeedWalk caps the streak
+        except Exception as exc:  # upstream skips any seed whose expert run raises; the walk caps the streak
             return ExpertVerdict(False, f"expert raised {type(exc).__name__}: {exc}")
         finally:
             env.close_env()
 
-    def episode(self, seed: int, episode_index: int, policy: Policy, instruction_type: str) -> EpisodeOutcome:
-        """Roll ``policy`` out on ``seed`` until success or the task's step limit (a batch of one row)."""
+    def start_episode(self, episode: EpisodeTask, settle_steps: int) -> EpisodeStart:
+        """Walk to the episode's seed (from the chain's candidate, replaying earlier episodes' walks when the
+        scheduler knows no nearer start), then build its scene and word its instruction from that seed."""
         from robotwin.description import generate_episode_descriptions
 
-        env = self._new()
-        try:
-            env.setup_demo(now_ep_num=episode_index, seed=seed, is_test=True, **self.args)
-            descriptions = generate_episode_descriptions(self.task, [env.get_info()], 1, seed)
-            instruction = random.Random(seed).choice(descriptions[0][instruction_type])
-            env.set_instruction(instruction=instruction)
-            episode_id = f"{self.task}/{episode_index}/{seed}"
-            policy.reset([episode_id])
-            while env.take_action_cnt < env.step_lim and not env.eval_success:
-                batch = {"observation": [env.get_obs()], "task_description": [instruction], "episode_id": [episode_id]}
-                chunks = np.asarray(policy.act(batch), dtype=np.float64)
-                if chunks.ndim != 3 or chunks.shape[0] != 1 or chunks.shape[2] != JOINTS or chunks.shape[1] == 0:
-                    raise ValueError(
-                        f"policy returned actions of shape {chunks.shape}; expected [1, T, {JOINTS}] qpos targets"
-                    )
-                chunk = chunks[0]
-                for action in chunk:
-                    env.take_action(action, action_type="qpos")
-                    if env.eval_success or env.take_action_cnt >= env.step_lim:
-                        break
-            return EpisodeOutcome(
-                success=bool(env.eval_success), steps=int(env.take_action_cnt), instruction=instruction
-            )
-        finally:
+        self._close_env()  # one SAPIEN scene at a time: the expert's come next
+        start = episode.rng or RngStart(seed=episode.seed, base_index=0, state=start_seed(episode.seed))
+        skipped: list[SkippedSeed] = []
+        seeds = solvable_seeds(
+            int(start.state),
+            episode.init_state - start.base_index + 1,
+            run_seed=episode.seed,
+            expert=self.expert,
+            max_skips=self.scenes.max_skips,
+            skipped=skipped,
+        )
+        seed = seeds[-1]
+        env = self.env = self._new()
+        env.setup_demo(now_ep_num=episode.init_state, seed=seed, is_test=True, **self.args)
+        descriptions = generate_episode_descriptions(self.task.name, [env.get_info()], 1, seed)
+        instruction = random.Random(seed).choice(descriptions[0][self.scenes.instruction_type])
+        env.set_instruction(instruction=instruction)
+        self.last_obs = env.get_obs()
+        return EpisodeStart(
+            observation={"observation": self.last_obs},
+            next_start=seed + 1,
+            seed=seed,
+            instruction=instruction,
+            notes={"skipped": [(s.seed, s.reason) for s in skipped]} if skipped else {},
+        )
+
+    def step(self, action: Any, *, render: bool) -> tuple[dict[str, Any], bool]:
+        """One qpos target; success is the runtime's ``eval_success`` (its ``check_success()`` inside the action)."""
+        self.env.take_action(action, action_type="qpos")
+        if render:
+            self.last_obs = self.env.get_obs()
+        return {"observation": self.last_obs}, bool(self.env.eval_success)
+
+    def video_frame(self) -> Any:
+        camera = self.last_obs.get("observation", {}).get(VIDEO_CAMERA, {})
+        return camera.get("rgb")
+
+    def close(self) -> None:
+        self._close_env()
+
+    def _close_env(self) -> None:
+        if self.env is not None:
+            env, self.env = self.env, None
             env.close_env()

@@ -44,8 +44,9 @@ class JointPolicy(Policy):
     """A policy for RoboTwin suites.
 
     :meth:`act` gets a batch ``{"observation": [get_obs() dict], "task_description": [str],
-    "episode_id": [str]}`` (one row per scene; RoboTwin runs one scene at a time) and returns
-    ``[B, T, 14]`` qpos targets for the next T steps of each row.
+    "episode_id": [str]}`` (one row per ready scene: the loop batches the rows of its workers; each
+    row's instruction is its episode's own) and returns ``[B, T, 14]`` qpos targets for the next T steps
+    of each row (or ``[B, 14]``, one step).
     """
 
     env_kind = ENV_KIND

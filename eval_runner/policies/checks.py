@@ -11,11 +11,18 @@ from rlinf_bench.errors import PolicyError
 
 
 def check_actions(
-    actions: Any, rows: int, *, source: str, chunks: bool = False, dtype: type[np.floating[Any]] = np.float32
+    actions: Any,
+    rows: int,
+    *,
+    source: str,
+    chunks: bool = False,
+    dtype: type[np.floating[Any]] = np.float32,
+    action_dim: int = ACTION_DIM,
 ) -> np.ndarray:
-    """``actions`` as a ``[rows, 7]`` array of ``dtype``, or a PolicyError naming ``source`` and what is wrong.
+    """``actions`` as a ``[rows, action_dim]`` array of ``dtype`` (LIBERO's 7 by default), or a PolicyError
+    naming ``source`` and what is wrong.
 
-    With ``chunks``, a ``[rows, K, 7]`` array (an action chunk per row, K >= 1) is accepted too.
+    With ``chunks``, a ``[rows, K, action_dim]`` array (an action chunk per row, K >= 1) is accepted too.
     Non-finite values are refused because MuJoCo would silently propagate NaN into the scene.
     """
     try:
@@ -23,9 +30,9 @@ def check_actions(
     except (TypeError, ValueError) as exc:
         raise PolicyError(f"{source} returned actions that are not a numeric array: {exc}") from exc
     chunked = chunks and array.ndim == 3 and array.shape[0] == rows and array.shape[1] >= 1
-    if array.shape[-1:] != (ACTION_DIM,) or not (array.shape == (rows, ACTION_DIM) or chunked):
-        expected = f"({rows}, {ACTION_DIM})" + (
-            f" or an action chunk per row ({rows}, K, {ACTION_DIM})" if chunks else ""
+    if array.shape[-1:] != (action_dim,) or not (array.shape == (rows, action_dim) or chunked):
+        expected = f"({rows}, {action_dim})" + (
+            f" or an action chunk per row ({rows}, K, {action_dim})" if chunks else ""
         )
         raise PolicyError(f"{source} returned actions of shape {array.shape}, expected {expected}")
     if not np.isfinite(array).all():

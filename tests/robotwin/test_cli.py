@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("robotwin", reason="needs the RoboTwin runtime: runs in .venv-robotwin (make test-robotwin)")
 
 from eval_runner.cli import main
+from eval_runner.envs.robotwin_kind import selected_tasks
 from eval_runner.envs.robotwin_policies import HoldPolicy
-from eval_runner.envs.robotwin_run import selected_tasks
 from eval_runner.policies.factory import load_policy
 from rlinf_bench.contracts import CheckpointRef, EvalRun
 from rlinf_bench.errors import ConfigError, PolicyError
@@ -33,6 +33,8 @@ def test_given_list_tasks_then_ids_limits_groups_and_descriptions_are_printed(
     out = capsys.readouterr().out
     assert out.startswith("robotwin_medium: 4 tasks")
     assert "  3  handover_mic  (limit 600, horizon medium)" in out
+    assert out.rstrip().splitlines()[-1].startswith("observation: {'observation': the runtime's get_obs() dict")
+    assert "action: 14 values, qpos targets" in out
 
 
 def test_given_task_ids_then_they_select_from_the_suite() -> None:

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from eval_runner.batching import BatchPolicy
+from eval_runner.envs.libero_scene import LiberoScenes
 from eval_runner.policies.base import ObservationSpec, Policy
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
@@ -85,7 +86,7 @@ def rollout(
     )
     policy = policy or RowWise()
     builder = ResultBuilder(run, [get_suite(SUITE).task(0)], max_steps, 0, Provenance(host="test"))
-    config = WorkerConfig(suite=SUITE, obs_spec=policy.obs_spec, horizon=max_steps)
+    config = WorkerConfig(scenes=LiberoScenes(suite=SUITE, obs_spec=policy.obs_spec, horizon=max_steps))
     target = functools.partial(fake_worker, options or FakeOptions())
     handles = [handle(i, config, "spawn", target=target, start=i < workers - later) for i in range(workers)]
     try:

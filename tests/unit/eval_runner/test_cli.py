@@ -187,6 +187,7 @@ def test_given_list_tasks_then_ids_names_and_instructions_are_printed_and_nothin
     assert rc == 0 and not (tmp_path / "r.json").exists()
     assert out.startswith("libero_goal: 10 tasks, 50 initial states each, max steps 300")
     assert '  0  open_the_middle_drawer_of_the_cabinet\n     "open the middle drawer of the cabinet"' in out
+    assert out.rstrip().splitlines()[-1].endswith("action: 7 values, OSC_POSE delta xyz, delta rpy, gripper")
 
 
 @pytest.mark.parametrize("window", ["inf", "nan", "-5"])

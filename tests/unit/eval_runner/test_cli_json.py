@@ -2,32 +2,28 @@
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from eval_runner.envs import libero_kind
-from rlinf_bench.contracts import EvalRun, RunResult, RunStatus
+from eval_runner.job import EvalJob
+from rlinf_bench.contracts import Provenance, RunResult, RunStatus
 from rlinf_cli.main import main
 
 
-def fake_evaluate(run: EvalRun, out: str, args: argparse.Namespace, command: Sequence[str]) -> RunResult:
+def fake_run_job(job: EvalJob, provenance: Provenance) -> RunResult:
     """A complete run of no episodes, written where the real one writes it; prints as a library might."""
     print("a library printing on stdout")
-    result = RunResult.of_run(run, RunStatus.COMPLETE, max_steps=run.max_steps or 1, settle_steps=0)
-    Path(out).write_text(result.to_json())
+    result = RunResult.of_run(job.run, RunStatus.COMPLETE, max_steps=job.run.max_steps or 1, settle_steps=0)
+    Path(job.out).write_text(result.to_json())
     return result
 
 
 @pytest.fixture(autouse=True)
-def fake_libero(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The LIBERO kind with its run replaced (options, listing and validation stay the real ones)."""
-    kind = dataclasses.replace(libero_kind.KIND, evaluate=fake_evaluate)
-    monkeypatch.setattr("eval_runner.cli.kind_for_suite", lambda suite: kind)
+def fake_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run replaced after the edge (parsing, the kind's options and its edge check stay the real ones)."""
+    monkeypatch.setattr("eval_runner.cli.run_job", fake_run_job)
 
 
 def test_given_json_then_stdout_is_the_run_result_and_the_table_goes_to_stderr(
@@ -58,11 +54,10 @@ def test_given_json_with_list_tasks_then_exit_2_rather_than_ignoring_it(capsys: 
 def test_given_ctrl_c_during_the_run_then_exit_130_saying_how_to_finish_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def interrupted(run: EvalRun, out: str, args: argparse.Namespace, command: Sequence[str]) -> RunResult:
+    def interrupted(job: EvalJob, provenance: Provenance) -> RunResult:
         raise KeyboardInterrupt
 
-    kind = dataclasses.replace(libero_kind.KIND, evaluate=interrupted)
-    monkeypatch.setattr("eval_runner.cli.kind_for_suite", lambda suite: kind)
+    monkeypatch.setattr("eval_runner.cli.run_job", interrupted)
     out = tmp_path / "r.json"
 
     assert main(["evaluate", "--tasks", "0", "--out", str(out)]) == 130

@@ -11,7 +11,7 @@ import gc, sys, weakref
 from pathlib import Path
 from eval_runner.libero_setup import configure_libero
 configure_libero(Path(sys.argv[1]), needs_renderer=False)
-from eval_runner.vector import freeze_imports
+from eval_runner.envs.libero_scene import freeze_imports
 freeze_imports()
 frozen = gc.get_freeze_count()
 
