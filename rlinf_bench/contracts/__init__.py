@@ -45,9 +45,11 @@ from rlinf_bench.contracts.results import (
     TaskResult,
     Timings,
 )
+from rlinf_bench.contracts.robustness import AXES, FailureReason, Perturbation, PerturbationAxis
 from rlinf_bench.contracts.versioned import Contract, describe_validation_error, dumps_schema, json_schema_of
 
 __all__ = [
+    "AXES",
     "AdaptiveStatus",
     "CheckpointLayout",
     "CheckpointRef",
@@ -58,10 +60,13 @@ __all__ = [
     "EvalMatrix",
     "EvalRequest",
     "EvalRun",
+    "FailureReason",
     "InfraCheck",
     "JobSettings",
     "KueueSettings",
     "Measurement",
+    "Perturbation",
+    "PerturbationAxis",
     "ProbeEnvironment",
     "ProbeName",
     "ProbeResult",

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.limits import Message, Name, SettingText, Uri
 from rlinf_bench.contracts.protocol_profiles import RunProtocol
+from rlinf_bench.contracts.robustness import FailureDetail, FailureReason, Perturbation
 from rlinf_bench.contracts.versioned import Contract
 
 if TYPE_CHECKING:
@@ -41,6 +42,16 @@ class EpisodeResult(BaseModel):
         default=None,
         description="Simulator error that ended the episode as a failure (--on-episode-error fail-episode)",
     )
+    perturbation: Perturbation | None = Field(
+        default=None,
+        description="Set on a perturbed episode (TaskResult.perturbed); None on the standard (control) episodes",
+    )
+    failure_reason: FailureReason | None = Field(
+        default=None, description="Why a failed episode failed, read from the simulator; None on a success"
+    )
+    failure_detail: FailureDetail | None = Field(
+        default=None, description="The evidence for failure_reason, e.g. 'dropped at step 143, 0.21 m from target'"
+    )
 
 
 class TaskResult(BaseModel):
@@ -55,9 +66,15 @@ class TaskResult(BaseModel):
     successes: int = Field(ge=0)
     success_rate: float = Field(ge=0, le=1, description="successes / episodes finished")
     episodes: list[EpisodeResult] = Field(default_factory=list)
+    perturbed: list[EpisodeResult] = Field(
+        default_factory=list,
+        description="Perturbed episodes (robustness): each has its control twin in ``episodes`` (same initial "
+        "state); they never count in trials, successes or success_rate",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskResult:
+        self._perturbed_consistent()
         seen: dict[int, int] = {}
         for j, e in enumerate(self.episodes):
             if e.init_state in seen:
@@ -74,6 +91,20 @@ class TaskResult(BaseModel):
         if len(self.episodes) > self.trials:
             raise ValueError(f"task {self.task_id}: {len(self.episodes)} episodes > trials={self.trials}")
         return self
+
+    def _perturbed_consistent(self) -> None:
+        if any(e.perturbation is not None for e in self.episodes):
+            raise ValueError(f"task {self.task_id}: a perturbed episode is in episodes; it belongs in perturbed")
+        seen: set[tuple[int, str, int]] = set()
+        for j, e in enumerate(self.perturbed):
+            if e.perturbation is None:
+                raise ValueError(f"task {self.task_id}: perturbed[{j}] has no perturbation")
+            key = (e.init_state, e.perturbation.axis.value, e.perturbation.level)
+            if key in seen:
+                raise ValueError(
+                    f"task {self.task_id}: perturbed[{j}] repeats initial state {key[0]} at {key[1]} level {key[2]}"
+                )
+            seen.add(key)
 
     @classmethod
     def from_episodes(
