@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -22,13 +21,16 @@ from typing import Any
 
 from eval_runner.cli_checks import add_overwrite_arguments, check_before_start
 from eval_runner.envs.kinds import all_kinds, check_options, kind_for_suite
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
+from rlinf_bench.checkpoints.keys import ref_for_location
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
-from rlinf_cli.arguments import add_target_argument, target_of
-from rlinf_cli.help_format import ExampleFormatter
-from rlinf_cli.output import add_json_flag, emit_json, error_line, quiet_stdout
+from rlinf_bench.reporting.text_safety import error_line
+from rlinf_clikit.arguments import UsageError, add_target_argument, target_of
+from rlinf_clikit.help_format import ExampleFormatter
+from rlinf_clikit.output import add_json_flag, emit_json, quiet_stdout
 
 log = logging.getLogger("eval_runner")
 
@@ -45,8 +47,6 @@ DESCRIPTION = (
 
 #: The suite of a run that names none.
 DEFAULT_SUITE = "libero_spatial"
-
-_STEP_RE = re.compile(r"(?:^|/)(?P<exp>[^/]+)/checkpoints/global_step_(?P<step>\d+)/?$")
 
 
 class PolicyOption(argparse._StoreAction):
@@ -185,7 +185,7 @@ def load_request(value: str, *, s3_client: Any = None) -> EvalRun:
     if is_s3(text):
         parse_s3(text, what="--request", need_key=True)
         try:
-            body = Storage(s3_client).read_bytes(text)
+            body = Storage(S3Objects(s3_client)).read_bytes(text)
         except StorageError as exc:  # missing object, NoCredentialsError, EndpointConnectionError
             raise ConfigError(f"cannot read --request {text}: {exc}; check the URI and the pod's S3 access") from exc
         return EvalRun.from_json(body, source=text)
@@ -193,14 +193,6 @@ def load_request(value: str, *, s3_client: Any = None) -> EvalRun:
     if not path.is_file():
         raise ConfigError(f"--request {text!r} is neither inline JSON, an s3:// URI nor an existing file")
     return EvalRun.load(path)
-
-
-def checkpoint_ref(uri: str) -> CheckpointRef:
-    """A CheckpointRef for ``--checkpoint``; experiment and step come from RLinf's path convention."""
-    match = _STEP_RE.search(uri.rstrip("/"))
-    if match:
-        return CheckpointRef(uri=uri, experiment=match["exp"], global_step=int(match["step"]))
-    return CheckpointRef(uri=uri, experiment="adhoc", global_step=0)
 
 
 def parse_task_ids(text: str) -> list[int]:
@@ -235,7 +227,7 @@ def build_run(args: argparse.Namespace, *, s3_client: Any = None) -> EvalRun:
     base.update({k: v for k, v in overrides.items() if v is not None})
     checkpoint = target_of(args, "checkpoint")
     if checkpoint:
-        base["checkpoint"] = checkpoint_ref(checkpoint).model_dump()
+        base["checkpoint"] = ref_for_location(checkpoint).model_dump()
     base.setdefault("checkpoint", CheckpointRef(uri="", experiment="none", global_step=0).model_dump())
     base.setdefault("suite", DEFAULT_SUITE)
     base.setdefault("seed", 0)
@@ -297,7 +289,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             result = kind.evaluate(eval_run, out, args, sys.argv)
         except RlinfBenchError as exc:
-            exc.add_note(f"result: {out}")  # printed on the error's own line (rlinf_cli.output.error_line)
+            exc.add_note(
+                f"result: {out}"
+            )  # printed on the error's own line (rlinf_bench.reporting.text_safety.error_line)
             raise
         except KeyboardInterrupt as exc:
             exc.add_note(f"the finished episodes are in {out}: run the same command with --resume to finish it")
@@ -328,7 +322,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval_runne
     )
     try:
         return run(args)
-    except (RlinfBenchError, ContractError) as exc:  # AssetsMissingError included
+    except (RlinfBenchError, ContractError, UsageError) as exc:  # AssetsMissingError included
         print(f"eval_runner: error: {error_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:

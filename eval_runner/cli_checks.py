@@ -13,6 +13,7 @@ from rlinf_bench.contracts.results import Timings
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError
 from rlinf_bench.provenance import collect_provenance
 from rlinf_bench.request_checks import check_run
+from rlinf_doctor.nvml_gpus import NvmlGpus
 
 __all__ = ["add_overwrite_arguments", "check_before_start"]
 
@@ -71,6 +72,6 @@ def _write_failed(run: EvalRun, out: str, error: str, command: Sequence[str]) ->
         max_steps=run.max_steps or 1,
         settle_steps=0,
         timings=Timings(started_at=now, finished_at=now),
-        provenance=collect_provenance(command=command),
+        provenance=collect_provenance(gpus=NvmlGpus(), command=command),
     )
     ResultWriter(out).write(result, final=True)

@@ -33,6 +33,7 @@ from rlinf_bench.errors import ConfigError, PolicyServerUnreachableError, RlinfB
 from rlinf_bench.provenance import collect_provenance, cpu_count
 from rlinf_bench.request_checks import check_run
 from rlinf_bench.suites import get_suite, resolve_task_ids
+from rlinf_doctor.nvml_gpus import NvmlGpus
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def evaluate(
             return previous
     # Until the run is validated, a failure is reported with what we know: the request and the provenance.
     builder = ResultBuilder(
-        run, [], run.max_steps or 1, settings.settle_steps or 0, collect_provenance(command=command)
+        run, [], run.max_steps or 1, settings.settle_steps or 0, collect_provenance(gpus=NvmlGpus(), command=command)
     )
     own_policy = policy is None
     progress: Progress | None = None
@@ -92,7 +93,7 @@ def evaluate(
         if builder.protocol is not None:
             builder.protocol = with_policy(builder.protocol, run, policy)
         builder.provenance = collect_provenance(
-            command=command, policy=policy.describe(), extra=builder.provenance.extra
+            gpus=NvmlGpus(), command=command, policy=policy.describe(), extra=builder.provenance.extra
         )
         progress = Progress(
             run.trials_per_task * len(builder.tasks),
@@ -192,7 +193,7 @@ def _prepare(run: EvalRun, settings: EvalSettings, command: Sequence[str] | None
     protocol = resolve_protocol(run, settings)  # explicit values over the profile's
     paths = configure_libero(settings.cache_dir)
     extra = {"libero_config": str(paths.config_dir), "libero_assets": str(paths.assets_dir)}
-    provenance = collect_provenance(command=command, extra=extra)
+    provenance = collect_provenance(gpus=NvmlGpus(), command=command, extra=extra)
     tasks = [suite.task(t) for t in task_ids]
     return ResultBuilder(run, tasks, protocol.max_steps, protocol.settle_steps, provenance, protocol=protocol)
 
@@ -201,11 +202,15 @@ def _load_policy(run: EvalRun, settings: EvalSettings, s3_client: Any) -> Policy
     from eval_runner.checkpoint_fetch import materialize_checkpoint
     from eval_runner.libero_setup import default_cache_dir
     from eval_runner.policies.factory import load_policy
+    from rlinf_aws.s3_objects import S3Objects
 
     checkpoint_dir = None
     if run.checkpoint.uri:
         cache = (settings.cache_dir or default_cache_dir()) / "checkpoints"
-        checkpoint_dir = materialize_checkpoint(run.checkpoint.uri, cache, s3_client=s3_client)
+        # The layout the intake found rides in the run; only the files it needs are checked again.
+        checkpoint_dir = materialize_checkpoint(
+            run.checkpoint.uri, cache, layout=run.checkpoint.layout, objects=S3Objects(s3_client)
+        )
     return load_policy(run.policy, checkpoint_dir)
 
 

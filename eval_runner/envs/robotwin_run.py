@@ -26,6 +26,7 @@ from rlinf_bench.contracts import EpisodeResult, EvalRun, Provenance, RunResult,
 from rlinf_bench.errors import ConfigError, RlinfBenchError, SimulatorError
 from rlinf_bench.provenance import collect_provenance, package_versions
 from rlinf_bench.suites import get_suite, resolve_task_ids
+from rlinf_doctor.nvml_gpus import NvmlGpus
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ def build_result(
 def _provenance(
     command: Sequence[str] | None, opts: RoboTwinOptions, run: EvalRun, tasks: Sequence[RoboTwinTask]
 ) -> Provenance:
-    prov = collect_provenance(command=command)
+    prov = collect_provenance(gpus=NvmlGpus(), command=command)
     packages = {**prov.packages, **package_versions(RUNTIME_PACKAGES)}
     extra = dict(prov.extra)
     extra["robotwin"] = {
