@@ -7,17 +7,22 @@ RT_VENV ?= .venv-robotwin
 TOOLS_VENV ?= .venv-tools
 CHECKOV_VENV ?= .venv-checkov
 PY := $(VENV)/bin/python
-# uv, pinned (pip-installed under ~/.cache unless on PATH). It reads UV_FIND_LINKS, not PIP_FIND_LINKS (the CPU torch
-# build). Venvs hard-link uv's cache: one copy of torch for three venvs; no pip cache, no ahead-of-time .pyc.
+# uv, pinned (pip-installed under ~/.cache unless on PATH). Venvs hard-link uv's cache: one copy of torch for three
+# venvs; no pip cache, no ahead-of-time .pyc.
 UV_VERSION := 0.13.8
 # Parsed without grep, cut or tr: a user's minimal PATH (make browser as nobody in the tests) must parse it quietly.
-comma := ,
 export UV := $(or $(and $(filter $(UV_VERSION),$(word 2,$(shell uv --version 2>/dev/null))),$(shell command -v uv)),\
   $(HOME)/.cache/rlinf-bench/uv-$(UV_VERSION)/bin/uv)
-export UV_FIND_LINKS ?= $(subst $() ,$(comma),$(strip $(PIP_FIND_LINKS)))
+# torch 2.13.0: the CPU build where the wheel folder pyproject.toml's "torch-cpu" index names holds it (these
+# machines, CI), else PyPI's build (CUDA 13, ~3 GB). TORCH=cpu or TORCH=pypi chooses by hand.
+TORCH_CPU_WHEELS := /opt/wheels
+TORCH ?= $(if $(wildcard $(TORCH_CPU_WHEELS)/torch-2.13.0+cpu-cp311-*.whl),cpu,pypi)
+# A find-links folder would let the PyPI side of the lock pick the CPU wheel too: the lock names that folder itself.
+unexport UV_FIND_LINKS
 export UV_PYTHON ?= $(PYTHON)
 export UV_LINK_MODE ?= hardlink
 SYNC = UV_PROJECT_ENVIRONMENT=$(1) $(UV) sync --locked --quiet $(2)
+TORCH_SYNC = $(call SYNC,$(1),$(2) --extra torch-$(TORCH))
 help: ## this list
 	@awk -F':.*## ' '/^[a-z-]+:.*## /{printf "  make %-18s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
 	@echo "  make build-<LogicalId>  what sam build runs: build-SharedLayer $(foreach f,$(FUNCTIONS),build-$(call field,$(f),1))"
@@ -25,9 +30,13 @@ help: ## this list
 $(UV):
 	$(PYTHON) -m pip install --quiet --no-cache-dir --target $(dir $(@D)) uv==$(UV_VERSION)
 setup: setup-main setup-rlinf setup-robotwin setup-tools browser ## every venv from uv.lock, asl-validator, Chromium
-setup-main: | $(UV) ; $(call SYNC,$(VENV),--extra all --extra dev) ## .venv: extras all,dev
-setup-rlinf: | $(UV) ; $(call SYNC,$(RL_VENV),--extra libero --extra aws --extra rlinf --extra test) ## .venv-rlinf: rlinf
-setup-robotwin: | $(UV) ; $(call SYNC,$(RT_VENV),--extra robotwin --extra test) ## .venv-robotwin: RoboTwin's runtime
+	@echo "set up; to put rlinf-bench and mlflow on PATH in this shell: source $(VENV)/bin/activate"
+setup-main: | $(UV) torch-build ; $(call TORCH_SYNC,$(VENV),--extra all --extra dev) ## .venv: extras all,dev
+setup-rlinf: | $(UV) torch-build ; $(call TORCH_SYNC,$(RL_VENV),--extra libero --extra aws --extra rlinf --extra test) ## .venv-rlinf: rlinf
+setup-robotwin: | $(UV) torch-build ; $(call TORCH_SYNC,$(RT_VENV),--extra robotwin --extra test) ## .venv-robotwin: RoboTwin's runtime
+torch-build: ## say which torch build set-up installs (TORCH=cpu|pypi)
+	@$(if $(filter cpu,$(TORCH)),echo "torch: the CPU build from $(TORCH_CPU_WHEELS)",echo "torch: PyPI's 2.13.0, \
+	  the CUDA 13 build (~3 GB with its nvidia-* wheels, downloaded once into uv's cache); no CPU wheel in $(TORCH_CPU_WHEELS)")
 setup-sam: | $(UV) ; $(call SYNC,$(TOOLS_VENV),--only-group sam --no-install-project) ## .venv-tools: SAM CLI, cfn-lint
 setup-tools: setup-sam deploy/tools/node_modules/.package-lock.json | $(UV) ## + .venv-checkov, asl-validator (npm)
 	$(call SYNC,$(CHECKOV_VENV),--only-group checkov --no-install-project)
@@ -41,13 +50,14 @@ lint: setup-main ; $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 typecheck: setup-main ; $(VENV)/bin/mypy ## mypy
 schemas: setup-main ; $(PY) -m rlinf_cli.main schemas --check ## the committed JSON schemas match the contracts
 lock-check: | $(UV) ; $(UV) lock --check ## uv.lock matches pyproject.toml
+lock: | $(UV) ; $(UV) lock $(LOCK_ARGS) && $(MAKE) --no-print-directory requirements ## re-lock after a change to pyproject.toml (LOCK_ARGS=--upgrade-package X), re-export
 # The Lambda layer's and functions' requirements and RoboTwin's image requirements, exported from the lock.
 uvexport = mkdir -p $(dir $(1)) && { echo "\# Exported from uv.lock by make requirements (pyproject.toml declares it): edit \
   there, not here."; $(UV) export --frozen --quiet --no-emit-project --no-header $(2); } >$(1)
 define requirements
 	$(call uvexport,$(1)/layers/shared/requirements.txt,--no-hashes --only-group lambda-layer)
 	$(foreach f,$(FUNCTIONS),$(call uvexport,$(1)/functions/$(call field,$(f),2)/requirements.txt,--no-hashes --only-group $(call field,$(f),3));)
-	$(call uvexport,$(1)/eval_runner/robotwin/requirements.txt,--extra robotwin --extra aws --no-emit-package torch --no-emit-package rlinf-robotwin-runtime)
+	$(call uvexport,$(1)/eval_runner/robotwin/requirements.txt,--extra robotwin --extra aws --extra torch-cpu --no-emit-package torch --no-emit-package rlinf-robotwin-runtime)
 	$(call uvexport,$(1)/eval_runner/robotwin/runtime.txt,--extra robotwin --no-hashes | grep '^rlinf-robotwin-runtime==')
 endef
 # template.yaml's functions as LogicalId:folder:dependency group (tests/unit/deploy keeps it equal to the template).

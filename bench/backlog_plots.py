@@ -14,7 +14,6 @@ the committed JSON alone with ``python bench/backlog_plots.py bench/results/back
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -175,9 +174,13 @@ def write_plots(doc: dict[str, Any], folder: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
+    import argparse
+
     # `make bench` runs every bench/*.py without arguments: redraw the committed plots from the committed JSON
     ROOT = Path(__file__).resolve().parents[1]
-    results = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "bench/results/backlog_sim.json"
-    out = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "docs/scale"
-    for written_path in write_plots(json.loads(results.read_text()), out):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", nargs="?", type=Path, default=ROOT / "bench/results/backlog_sim.json")
+    parser.add_argument("out", nargs="?", type=Path, default=ROOT / "docs/scale", help="folder of the PNG files")
+    args = parser.parse_args()
+    for written_path in write_plots(json.loads(args.results.read_text()), args.out):
         print(f"wrote {written_path}")

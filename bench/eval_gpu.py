@@ -8,7 +8,7 @@ Runs on a GPU machine (EGL rendering on the GPU) from the repository root. Parts
 - ``harness``: ``rlinf-bench evaluate`` (its parser and runner, without the environment preflight) with N workers and
   ``builtin:zero`` asking for the same two cameras, ``--episodes-per-worker`` episodes of 220 steps;
   its steady-state figure (the workers' stepping phases, resets excluded) against the raw aggregate of the
-  same N measured just before it. ``--lockstep N,..`` also runs the old lockstep for comparison.
+  same N measured just before it.
 - ``latency``: the 7B-class random-init policy of ``bench/llama_policy.py`` in process: p50/p99 of
   one forward (a new action chunk for every row) at batch 1, 4, 8, 15.
 - ``task``: the same policy served by ``rlinf-bench serve-policy``, and one task x ``--trials`` of
@@ -26,7 +26,7 @@ what they share in ``eval_gpu_common.py``.
 
 Example (the commands behind bench/results/eval_gpu_h200.json are recorded in it under ``commands``)::
 
-    python3 bench/eval_gpu.py --parts raw,harness --workers 4,8,15 --lockstep 15 --out $OUT/a.json
+    python3 bench/eval_gpu.py --parts raw,harness --workers 4,8,15 --out $OUT/a.json
     python3 bench/eval_gpu.py --parts latency,task --workers 15 --trials 50 --out $OUT/b.json
 """
 
@@ -54,7 +54,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--parts", default="raw,harness", help="check,raw,raw_episodes,harness,latency,task,suite")
     parser.add_argument("--workers", default="4,8,15", help="N values (task: the first one)")
-    parser.add_argument("--lockstep", default="", help="N values to also run with --batch-window-ms inf")
     parser.add_argument("--raw-seconds", type=float, default=20.0)
     parser.add_argument(
         "--raw-physics",
@@ -150,29 +149,24 @@ def run_raw(args: argparse.Namespace, report: Report, n: int, cache: Path) -> No
 
 
 def run_harness(args: argparse.Namespace, report: Report, n: int, cache: Path, work: Path) -> None:
-    """The harness at N = ``n`` (and the old lockstep if asked), each over the raw loop of the same N."""
+    """The harness at N = ``n``, over the raw loop of the same N."""
     key = str(n)
     trials = min(50, -(-args.episodes_per_worker * n // len(args.harness_tasks)))
-    lockstep = {int(x) for x in args.lockstep.split(",") if x}
-    modes: list[tuple[str, list[str]]] = [("harness", [])] + (
-        [("harness_lockstep", ["--batch-window-ms", "inf"])] if n in lockstep else []
+    row = harness(
+        n, trials, args.max_steps, args.resolution, cache, work, [], args.timeout, args.harness_tasks, args.suite
     )
-    for name, extra in modes:
-        row = harness(
-            n, trials, args.max_steps, args.resolution, cache, work, extra, args.timeout, args.harness_tasks, args.suite
-        )
-        report.put(name, key, row)
-        report.put(f"{name}_steps_per_s", key, row.get("steady_env_steps_per_s"))
-        raw_rate = report.doc.get("raw_steps_per_s", {}).get(key)
-        if raw_rate and row.get("steady_env_steps_per_s"):
-            report.put(f"{name}_over_raw", key, round(row["steady_env_steps_per_s"] / raw_rate, 3))
-        # like with like: whole episodes with resets on both sides, every worker/process busy
-        report.put(f"{name}_occupied_steps_per_s", key, row.get("occupied_env_steps_per_s"))
-        raw_episodes = report.doc.get("raw_episodes_steps_per_s", {}).get(key)
-        if raw_episodes and row.get("occupied_env_steps_per_s"):
-            ratio = round(row["occupied_env_steps_per_s"] / raw_episodes, 3)
-            report.put(f"{name}_occupied_over_raw_episodes", key, ratio)
-        print(f"{name} N={n}: {row.get('steady_env_steps_per_s')} steps/s (exit {row['exit']})", flush=True)
+    report.put("harness", key, row)
+    report.put("harness_steps_per_s", key, row.get("steady_env_steps_per_s"))
+    raw_rate = report.doc.get("raw_steps_per_s", {}).get(key)
+    if raw_rate and row.get("steady_env_steps_per_s"):
+        report.put("harness_over_raw", key, round(row["steady_env_steps_per_s"] / raw_rate, 3))
+    # like with like: whole episodes with resets on both sides, every worker/process busy
+    report.put("harness_occupied_steps_per_s", key, row.get("occupied_env_steps_per_s"))
+    raw_episodes = report.doc.get("raw_episodes_steps_per_s", {}).get(key)
+    if raw_episodes and row.get("occupied_env_steps_per_s"):
+        ratio = round(row["occupied_env_steps_per_s"] / raw_episodes, 3)
+        report.put("harness_occupied_over_raw_episodes", key, ratio)
+    print(f"harness N={n}: {row.get('steady_env_steps_per_s')} steps/s (exit {row['exit']})", flush=True)
 
 
 def run_latency(args: argparse.Namespace, report: Report) -> None:

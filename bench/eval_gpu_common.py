@@ -163,8 +163,7 @@ class GpmSampler:
 
     def _run(self) -> None:
         try:
-            from infra_probes.gpu import load_nvml
-            from infra_probes.gpu_nvml import DeviceSampler
+            from infra_probes.api import DeviceSampler, load_nvml
 
             nvml = load_nvml()
             sampler = DeviceSampler(nvml, 0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
@@ -100,15 +99,9 @@ def cli_evaluate(argv: list[str]) -> int:
     """``rlinf-bench evaluate ARGV`` minus the environment preflight: same parser, EvalRun, settings, runner."""
     import logging
 
-    from eval_runner.cli import add_arguments, build_run
-    from eval_runner.envs.libero_kind import settings_from_args
-    from eval_runner.loop import evaluate
+    from eval_runner.api import evaluate, parse_evaluate_args
 
-    parser = argparse.ArgumentParser(prog="evaluate")
-    add_arguments(parser)
-    args = parser.parse_args(argv)
+    run, settings = parse_evaluate_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = settings_from_args(args)
-    run = build_run(args)
     evaluate(run, out_path=run.output_uri, settings=settings, command=["rlinf-bench", "evaluate", *argv])
     return 0

@@ -30,13 +30,10 @@ def _raw_process(
     physics_once: bool = True,
     suite: str = SUITE,
 ) -> None:
-    from eval_runner.vector import limit_threads
+    from eval_runner.api import limit_threads
 
     limit_threads(threads)
-    from eval_runner.env import LiberoEnv
-    from eval_runner.libero_setup import configure_libero
-    from eval_runner.policies.base import ObservationSpec
-    from eval_runner.scheduler import RngStart, seeded_state
+    from eval_runner.api import LiberoEnv, ObservationSpec, RngStart, configure_libero, seeded_state
     from rlinf_bench.suites import get_suite
 
     configure_libero(Path(cache))
@@ -157,9 +154,7 @@ def raw_aggregate(
 
 def render_check(resolution: int, cache: Path, steps: int = 30, suite: str = SUITE) -> dict[str, Any]:
     """One LiberoEnv with both cameras in this process: does EGL render here, and how fast."""
-    from eval_runner.env import LiberoEnv
-    from eval_runner.libero_setup import configure_libero
-    from eval_runner.policies.base import ObservationSpec
+    from eval_runner.api import LiberoEnv, ObservationSpec, configure_libero
     from rlinf_bench.suites import get_suite
 
     paths = configure_libero(cache)

@@ -71,12 +71,10 @@ def recompile_reasons_while_serving(server_log: str) -> list[str]:
 
 
 def serve(port: int, log_path: Path, spec: str, extra: list[str] | None = None) -> subprocess.Popen[bytes]:
-    # `rlinf-bench serve-policy`'s own parser and run(), without the CLI's registry of other commands
-    launcher = (
-        "import argparse, sys; from eval_runner.policies import serve_cli; p = argparse.ArgumentParser(); "
-        "serve_cli.register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))"
-    )
-    cmd = [sys.executable, "-c", launcher, "serve-policy", "--policy", spec, "--port", str(port), *(extra or [])]
+    # `rlinf-bench serve-policy` itself: the GPU machine runs the tree, not an installed package, so the CLI's
+    # registry of subcommands (entry points) is not there
+    launcher = "import sys; from eval_runner.api import serve_policy; sys.exit(serve_policy(sys.argv[1:]))"
+    cmd = [sys.executable, "-c", launcher, "--policy", spec, "--port", str(port), *(extra or [])]
     # Dynamo logs each recompile of a compiled policy (backbone=lean-compiled): server_recompiles counts them
     env = {**os.environ, "TORCH_LOGS": os.environ.get("TORCH_LOGS", "recompiles")}
     proc = subprocess.Popen(cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, cwd=ROOT, env=env)

@@ -37,8 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eval_runner.policies.base import ObservationSpec, Policy  # noqa: E402
-from eval_runner.vector import limit_threads  # noqa: E402
+from eval_runner.api import ObservationSpec, Policy, limit_threads  # noqa: E402
 from rlinf_bench.contracts import CheckpointRef, EvalRun  # noqa: E402
 
 SUITE, TASK = "libero_spatial", 0
@@ -98,8 +97,7 @@ def raw_step_ms(spec: ObservationSpec, steps: int, cache: Path, threads: int) ->
     """The simulator's own step time: LiberoEnv in this process, same config (and thread limits) as the workers."""
     import torch
 
-    from eval_runner.env import LiberoEnv
-    from eval_runner.libero_setup import configure_libero
+    from eval_runner.api import LiberoEnv, configure_libero
     from rlinf_bench.suites import get_suite
 
     configure_libero(cache)
@@ -124,8 +122,7 @@ def raw_step_ms(spec: ObservationSpec, steps: int, cache: Path, threads: int) ->
 
 def harness(spec: ObservationSpec, workers: int, episodes: int, max_steps: int, cache: Path) -> dict[str, Any]:
     """A real evaluate() run; returns its steady-state and whole-run figures."""
-    from eval_runner.loop import evaluate
-    from eval_runner.settings import EvalSettings
+    from eval_runner.api import EvalSettings, evaluate
 
     policy = CountingPolicy(spec)
     run = EvalRun(

@@ -20,9 +20,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from eval_runner.loop import evaluate  # noqa: E402
-from eval_runner.policies.expert import LABEL  # noqa: E402
-from eval_runner.settings import EvalSettings  # noqa: E402
+from eval_runner.api import EvalSettings, evaluate, load_policy  # noqa: E402
 from rlinf_bench.contracts import CheckpointRef, EvalRun  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "expert_libero.json"
@@ -64,6 +62,11 @@ def measure(suite: str, noise: float, states: int, workers: int, tasks: list[int
     }
 
 
+def expert_kind() -> str:
+    """What ``builtin:expert`` says it is (its ``describe()``): a scripted expert, not a learned policy."""
+    return str(load_policy("builtin:expert", None).describe()["kind"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", default="libero_spatial")
@@ -77,7 +80,7 @@ def main() -> int:
     for level in levels:
         print(f"noise={level['noise']}: {level['successes']}/{level['episodes']} ({level['wall_s']} s)", flush=True)
     out = {
-        "what": f"builtin:expert, a {LABEL}, on {args.suite} (OFT protocol horizon)",
+        "what": f"builtin:expert, a {expert_kind()}, on {args.suite} (OFT protocol horizon)",
         "command": "bench/expert_libero.py " + " ".join(sys.argv[1:]),
         "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
         "states": list(range(args.states)),

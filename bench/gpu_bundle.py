@@ -82,7 +82,7 @@ PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x
 
 def referenced_files(suite_name: str) -> set[Path]:
     """Every file the suite's scenes reference (meshes, textures), resolved through LIBERO's assets link."""
-    from eval_runner.libero_setup import configure_libero
+    from eval_runner.api import configure_libero
 
     configure_libero(Path(tempfile.mkdtemp(prefix="bundle-libero-")), needs_renderer=False)
     from libero.libero.envs.env_wrapper import ControlEnv

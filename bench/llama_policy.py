@@ -17,7 +17,7 @@ chunk is used up, so one act() on a batch of B rows costs one forward on the k <
 batched GPU model, a row's actions can differ in the last bits with the batch size it runs at.
 
 ``graphs=1,2,4,8,16`` captures the forward once per size as a CUDA graph
-(:class:`eval_runner.policies.captured.CapturedForward`): a batch runs padded to the next size, through
+(:class:`bench.captured_forward.CapturedForward`): a batch runs padded to the next size, through
 pinned host buffers, with one launch instead of hundreds, and the replay is checked bit for bit
 against the eager forward at every size when the policy is built (``describe()`` says the outcome).
 
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
+from eval_runner.api import ACTION_DIM, ObservationSpec, Policy
 
 CAMERAS = ("agentview", "robot0_eye_in_hand")
 PROPRIO = ("robot0_eef_pos", "robot0_eef_quat", "robot0_gripper_qpos")
@@ -60,7 +60,7 @@ class ChunkedVLA(Policy):
         runner_chunks: bool = True,
         graph_sizes: tuple[int, ...] = (),
     ) -> None:
-        from eval_runner.policies.captured import CapturedForward
+        from bench.captured_forward import CapturedForward
 
         self.model = model
         self.runner_chunks = runner_chunks
@@ -235,6 +235,7 @@ def build_model(
                 patch=patch,
                 chunk=chunk,
                 prompt_tokens=prompt_tokens,
+                proprio_dim=PROPRIO_DIM,
                 device=device,
                 layers=layers,
                 intermediate=intermediate,
@@ -275,7 +276,7 @@ def make_policy(
     ``lean-compiled`` (``lean`` through torch.compile, compiled here for every batch size before the
     first request).
     """
-    from eval_runner.policies.captured import parse_sizes
+    from bench.captured_forward import parse_sizes
 
     if chunks not in ("runner", "policy"):
         raise ValueError(f"chunks={chunks!r}: use 'runner' or 'policy'")

@@ -19,13 +19,16 @@ import json
 import multiprocessing as mp
 import platform
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from eval_runner.policies.openpi import OpenpiPolicy
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as bench/openpi_concurrency.py from anywhere
+
+from eval_runner.api import load_policy
 from tests.openpi_server import free_port
 from tests.policy_fixtures import make_obs
 
@@ -52,7 +55,8 @@ def _serve(port: int, infer_ms: float) -> None:  # pragma: no cover - runs in a 
 
 
 def _time_acts(url: str, connections: int, repeats: int) -> list[float]:
-    policy = OpenpiPolicy(url, connections=connections, retries=40, backoff_s=0.05, max_backoff_s=0.2)
+    # the openpi: policy a user names, with its client options in the spec
+    policy = load_policy(f"openpi:{url}?connections={connections}&retries=40&backoff_s=0.05&max_backoff_s=0.2", None)
     obs = make_obs(BATCH, cameras=CAMERAS, resolution=256)
     times = []
     try:

@@ -66,7 +66,7 @@ def run_shard(config_path: Path, shard: int, shards: int, eval_id: str, out: Pat
     """One vla-eval shard: its Orchestrator on this shard's part of the work; its results as JSON."""
     import anyio
 
-    from eval_runner.libero_setup import configure_libero
+    from eval_runner.api import configure_libero
 
     configure_libero()  # the same LIBERO config (assets, paths) our harness writes, before vla-eval imports libero
     from vla_eval.orchestrator import Orchestrator

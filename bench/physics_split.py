@@ -25,7 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eval_runner.vector import limit_threads  # noqa: E402
+from eval_runner.api import limit_threads  # noqa: E402
 
 SUITE = "libero_spatial"
 TRACKED = ROOT / "bench" / "results" / "physics_split_cpu.json"
@@ -37,8 +37,7 @@ def _state(env: Any) -> np.ndarray:
 
 def measure_task(task_id: int, steps: int, block: int) -> dict[str, Any]:
     """Per-step wall time of ``LiberoEnv.step`` both ways, on twin envs started from the same episode."""
-    from eval_runner.env import LiberoEnv
-    from eval_runner.policies.base import ObservationSpec
+    from eval_runner.api import LiberoEnv, ObservationSpec
     from rlinf_bench.suites import get_suite
 
     task = get_suite(SUITE).task(task_id)
@@ -89,7 +88,7 @@ def main() -> int:
     if out is not None and out.resolve() == TRACKED.resolve() and not args.update_results:
         raise SystemExit(f"--out {out} is the published figure: add --update-results to replace it")
     limit_threads(1)  # as a worker: one core each
-    from eval_runner.libero_setup import configure_libero
+    from eval_runner.api import configure_libero
 
     configure_libero(None, needs_renderer=False)
     load_before = os.getloadavg()[0]

@@ -23,10 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from eval_runner.demo_checkpoint import write_demo_checkpoint
-from eval_runner.policies.base import Policy
-from eval_runner.policies.factory import load_policy
-from eval_runner.policies.server import PolicyServer
+from eval_runner.api import Policy, PolicyServer, load_policy, write_demo_checkpoint
 
 # CPU LIBERO step times measured on this team's 2-core boxes (REFERENCE.md section 1), in ms.
 SIM_STEP_MS = {0: 35.0, 1: 200.0, 2: 376.0}

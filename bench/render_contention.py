@@ -55,13 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu_common import CAMERAS, GpmSampler, command_line, machine, results_path  # noqa: E402
 from bench.llama_policy import LLAMA_7B  # noqa: E402
-from bench.scene_render import (  # noqa: E402
-    SceneFiles,
-    SceneRenderer,
-    build_renderers,
-    export_scene,
-    pixels_changed,
-)
+from bench.scene_render import SceneFiles, SceneRenderer, build_renderers, export_scene, pixels_changed  # noqa: E402
 
 LAYOUTS = ("none", "procs", "contexts", "shared", "groups", "procs-pair", "batched")
 MIRRORS = ("drawn", "skipped")

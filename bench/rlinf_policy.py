@@ -31,8 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eval_runner.policies.factory import load_policy  # noqa: E402
-from tests import rlinf_fixtures as F  # noqa: E402
+from eval_runner.api import load_policy  # noqa: E402
 from tests.policy_fixtures import make_obs  # noqa: E402
 
 
@@ -66,6 +65,8 @@ def median_act_ms(policy: Any, obs: dict[str, Any], repeats: int = 50) -> float:
 
 
 def main() -> None:
+    from tests import rlinf_fixtures as F  # imports rlinf: only in .venv-rlinf
+
     out: dict[str, Any] = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -76,7 +77,7 @@ def main() -> None:
             [
                 sys.executable,
                 "-c",
-                f"from eval_runner.policies.factory import load_policy; load_policy('rlinf:{config}', __import__('pathlib').Path('{step}'))",
+                f"from eval_runner.api import load_policy; load_policy('rlinf:{config}', __import__('pathlib').Path('{step}'))",
             ],
             cwd=ROOT,
             check=True,
@@ -103,4 +104,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -35,6 +35,8 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as bench/router_burst.py from anywhere
+
 from rlinf_aws.router_lambda import build_router, make_handler
 from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.router import Outcome, RecordResult, Router

@@ -13,11 +13,14 @@ to measure what the pass costs, never to render what a policy sees.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # importable as bench.scene_render when run as a file
 
 from bench.eval_gpu_common import CAMERAS, SETTLE
 
@@ -54,9 +57,7 @@ def export_scene(suite: str, task: int, resolution: int, folder: Path) -> SceneF
     """Build the task's scene as a worker does, start episode 0, and save what rendering it needs."""
     import mujoco
 
-    from eval_runner.env import LiberoEnv
-    from eval_runner.libero_setup import configure_libero
-    from eval_runner.policies.base import ObservationSpec
+    from eval_runner.api import LiberoEnv, ObservationSpec, configure_libero
     from rlinf_bench.suites import get_suite
 
     configure_libero(None, needs_renderer=True)

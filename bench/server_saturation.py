@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu_common import results_path  # noqa: E402
 from bench.policy_server_latency import CAMERAS, make_obs  # noqa: E402
-from eval_runner.policies.base import ObservationSpec, Policy  # noqa: E402
+from eval_runner.api import ObservationSpec, Policy  # noqa: E402
 
 RESOLUTION = 256
 CHUNK = 8
@@ -65,11 +65,11 @@ def observation(rows: int, seed: int) -> dict[str, Any]:
 
 
 def _clients(url: str, seconds: float, threads: int, inflight: int, cpus: list[int]) -> None:
-    from eval_runner.policies.remote import ServerPolicy
+    from eval_runner.api import load_policy
 
     if cpus:
         os.sched_setaffinity(0, cpus)
-    client = ServerPolicy(url, inflight=inflight)
+    client = load_policy(f"server:{url}?inflight={inflight}", None)
     stop = time.monotonic() + seconds
 
     def send(k: int) -> None:
@@ -87,9 +87,7 @@ def _clients(url: str, seconds: float, threads: int, inflight: int, cpus: list[i
 
 def saturate(ms_per_row: float, seconds: float, threads: int, inflight: int) -> dict[str, Any]:
     """One run: the server pinned to the first core, the client process on the others."""
-    from eval_runner.policies.request_batching import ServerBatching
-    from eval_runner.policies.serve_cli import pin_process
-    from eval_runner.policies.server import PolicyServer
+    from eval_runner.api import PolicyServer, ServerBatching, pin_process
 
     cpus = sorted(os.sched_getaffinity(0))
     server_cpus, client_cpus = cpus[:1], cpus[1:]

@@ -10,8 +10,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from bench.llama_policy import PROPRIO_DIM
-from eval_runner.policies.base import ACTION_DIM
+from eval_runner.api import ACTION_DIM
 
 VOCAB = 32000
 SIGLIP_WIDTH = 1152  # the patch embedding's width, SigLIP's
@@ -64,7 +63,16 @@ class StandInVLA(nn.Module):
     """Images, proprio and prompt in; ``[B, chunk, 7]`` actions out, from one pass of the backbone."""
 
     def __init__(
-        self, backbone: str, *, hidden: int, patch: int, chunk: int, prompt_tokens: int, device: str, **shape: int
+        self,
+        backbone: str,
+        *,
+        hidden: int,
+        patch: int,
+        chunk: int,
+        prompt_tokens: int,
+        proprio_dim: int,
+        device: str,
+        **shape: int,
     ) -> None:
         super().__init__()
         self.backbone_name = backbone
@@ -72,7 +80,7 @@ class StandInVLA(nn.Module):
         self.backbone = make_backbone(backbone, hidden=hidden, device=device, **shape)
         self.patch = nn.Conv2d(3, SIGLIP_WIDTH, kernel_size=patch, stride=patch)
         self.projector = nn.Sequential(nn.Linear(SIGLIP_WIDTH, hidden), nn.GELU(), nn.Linear(hidden, hidden))
-        self.proprio = nn.Sequential(nn.Linear(PROPRIO_DIM, hidden), nn.GELU(), nn.Linear(hidden, hidden))
+        self.proprio = nn.Sequential(nn.Linear(proprio_dim, hidden), nn.GELU(), nn.Linear(hidden, hidden))
         self.action_queries = nn.Parameter(torch.randn(chunk * ACTION_DIM, hidden) * 0.02)
         self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, 1))
         self.prompt_tokens = prompt_tokens

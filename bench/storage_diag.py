@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from infra_probes.storage import _read, _write
+from infra_probes.api import read_timed, write_timed
 
 
 def fio(rw: str, path: Path, size_mib: int, block_mib: int, extra: list[str]) -> float:
@@ -71,11 +71,11 @@ def dd_read(path: Path, block_mib: int) -> float:
 
 def readers(path: Path, size: int, block: int, size_mib: int, block_mib: int) -> dict[str, float]:
     return {
-        "probe_read": size / _read(path, size, block)["seconds"] / 1e6,
+        "probe_read": size / read_timed(path, size, block)["seconds"] / 1e6,
         **({"fio_read": fio("read", path, size_mib, block_mib, [])} if shutil.which("fio") else {}),
         "dd_read": dd_read(path, block_mib),
-        "probe_read_again": size / _read(path, size, block)["seconds"] / 1e6,
-        "probe_read_hugepages": size / _read(path, size, block, hugepages=True)["seconds"] / 1e6,
+        "probe_read_again": size / read_timed(path, size, block)["seconds"] / 1e6,
+        "probe_read_hugepages": size / read_timed(path, size, block, hugepages=True)["seconds"] / 1e6,
     }
 
 
@@ -101,7 +101,7 @@ def main() -> None:
             if writer == "probe_scattered":
                 write = scattered_write(path, size, block)
             elif writer.startswith("probe"):
-                write = size / _write(path, size, block, hugepages=writer.endswith("hugepages"))["seconds"] / 1e6
+                write = size / write_timed(path, size, block, hugepages=writer.endswith("hugepages"))["seconds"] / 1e6
             else:
                 # fio_hugemem: fio's buffer in huge pages (needs vm.nr_hugepages), physically contiguous.
                 extra = {"fio_no_fallocate": ["--fallocate=none"], "fio_hugemem": ["--iomem=shmhuge"]}.get(writer, [])

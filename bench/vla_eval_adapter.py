@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.llama_policy import CAMERAS, make_policy, option_value  # noqa: E402
-from eval_runner.policies.serve_cli import limit_torch_threads, pin_process, reserved_cpus  # noqa: E402
+from eval_runner.api import limit_torch_threads, pin_process, reserved_cpus  # noqa: E402
 
 #: vla-eval's LIBERO image keys, in the order of the stand-in's cameras
 VLA_EVAL_IMAGES = ("agentview", "wrist")

@@ -4,7 +4,7 @@ Every evaluation spawns its workers fresh (``spawn``: a CUDA parent cannot fork 
 the simulator, builds its task's scene and resets it before the policy sees anything. On the H200 the first
 wave's start-up is ~12 s of a ~290 s suite (issue 25), and the second wave starts beside stepping workers.
 
-This bench starts ``--workers`` real workers (``eval_runner.vector.worker_main``) at once, sends each the
+This bench starts ``--workers`` real workers (``eval_runner.api.worker_main``) at once, sends each the
 start of one episode (task ``i mod 10``, initial state 0, 10 settle steps, both cameras), and records per
 worker the time from the spawn to its first observation, its CPU time and its peak resident memory then.
 Each worker then starts ``--starts`` more episodes of its task (states 1, 2, ... from the RNG state the
@@ -14,15 +14,16 @@ observation's render, which every episode pays. It runs three variants in turns,
 - ``as-built``: the worker as it is;
 - ``with-torch``: the same worker importing torch first, as every worker did until LIBERO's initial states
   were read without it (``eval_runner/init_states.py``). The difference is what that import cost;
-- ``without-gc-freeze``: the same worker without ``eval_runner.vector.freeze_imports``, so robosuite's
+- ``without-gc-freeze``: the same worker with ``gc.freeze`` made a no-op in its process, so robosuite's
   ``gc.collect()`` at every reset walks the imports' objects too.
 
 ``--first-wave`` measures instead what a worker left waiting does. Episodes of one task form a chain: each
 reset starts from the RNG state the previous one left (eval_runner/scheduler.py), so of ``--workers``
-workers started on one task, all but the first wait for a reset before theirs. It runs ``rlinf-bench
-evaluate`` (the library call, without the doctor preflight) on task 0 with two 8-step episodes per worker,
-in turns with ``EvalSettings.prepare_scenes`` on (a waiting worker builds its scene meanwhile) and off,
-and records the run's wall time and each episode's wall time.
+workers started on one task, all but the first wait for a reset before theirs, and build the task's scene
+meanwhile. It runs ``rlinf-bench evaluate`` (the library call, without the doctor preflight) on task 0 with
+two 8-step episodes per worker, ``--rounds`` times, and records the run's wall time, each episode's wall
+time and the scenes built while waiting. (Building each scene at its episode's start instead took
+1.33-1.36 times as long on 2 cores: bench/results/worker_first_wave_cpu.json, before that way was removed.)
 
 Run: ``.venv/bin/python bench/worker_start.py [--workers 2] [--rounds 3] [--first-wave]``; writes
 ``bench/results/worker_start_cpu.json`` with ``--update-results`` (else ``--out``, ``$OUT`` or a temporary file).
@@ -44,10 +45,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu_common import machine, results_path  # noqa: E402
-from eval_runner.libero_setup import configure_libero  # noqa: E402
-from eval_runner.policies.base import ObservationSpec  # noqa: E402
-from eval_runner.scheduler import EpisodeTask, RngStart  # noqa: E402
-from eval_runner.vector import WorkerConfig, WorkerHandle, close_all, worker_main  # noqa: E402
+from eval_runner.api import (  # noqa: E402
+    EpisodeTask,
+    ObservationSpec,
+    RngStart,
+    WorkerConfig,
+    WorkerHandle,
+    close_all,
+    configure_libero,
+    limit_threads,
+    worker_main,
+)
 
 CAMERAS = ("agentview", "robot0_eye_in_hand")
 SETTLE_STEPS = 10
@@ -56,8 +64,6 @@ VARIANTS = ("as-built", "with-torch", "without-gc-freeze")
 
 def worker_with_torch(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - runs in the child
     """The worker as it was before: torch imported (and its threads capped) before anything else."""
-    from eval_runner.vector import limit_threads
-
     limit_threads(config.threads)
     import torch
 
@@ -81,9 +87,9 @@ def process_figures(pid: int) -> tuple[float, float, bool]:
 
 def worker_without_gc_freeze(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover - in the child
     """The worker as it was before: every reset's full collection walks the imports' objects too."""
-    from eval_runner import vector
+    import gc
 
-    vector.FREEZE_IMPORTS = False
+    gc.freeze = lambda: None  # the worker's freeze of its imports' objects, undone in this process only
     worker_main(conn, config)
 
 
@@ -149,27 +155,21 @@ def start_workers(variant: str, workers: int, config: WorkerConfig, starts: int)
     }
 
 
-def first_wave(prepare: bool, workers: int, resolution: int, suite: str, work: Path) -> dict[str, Any]:
+def first_wave(workers: int, resolution: int, suite: str, work: Path) -> dict[str, Any]:
     """One evaluate run of task 0, two short episodes per worker; its wall time and episode times."""
-    from eval_runner.cli import add_arguments, build_run
-    from eval_runner.envs.libero_kind import settings_from_args
-    from eval_runner.loop import evaluate
+    from eval_runner.api import evaluate, parse_evaluate_args
 
-    out = work / f"first_wave_{'on' if prepare else 'off'}.json"
+    out = work / "first_wave.json"
     out.unlink(missing_ok=True)
-    parser = argparse.ArgumentParser(prog="evaluate")
-    add_arguments(parser)
     policy = f"builtin:zero?cameras={','.join(CAMERAS)}&resolution={resolution}"
     argv = ["--suite", suite, "--tasks", "0", "--trials", str(2 * workers), "--max-steps", "8"]
     argv += ["--settle-steps", str(SETTLE_STEPS), "--workers", str(workers), "--policy", policy, "--out", str(out)]
-    args = parser.parse_args([*argv, "--no-progress"])
-    settings = settings_from_args(args).model_copy(update={"prepare_scenes": prepare})
+    run, settings = parse_evaluate_args([*argv, "--no-progress"])
     t0 = time.perf_counter()
-    result = evaluate(build_run(args), out_path=out, settings=settings, command=["rlinf-bench", "evaluate", *argv])
+    result = evaluate(run, out_path=out, settings=settings, command=["rlinf-bench", "evaluate", *argv])
     wall = time.perf_counter() - t0
     episodes = [e for task in result.tasks for e in task.episodes]
     return {
-        "variant": "prepare_scenes" if prepare else "build_at_start",
         "workers": workers,
         "wall_s": round(wall, 3),
         "episode_wall_s": [e.wall_s for e in sorted(episodes, key=lambda e: e.init_state)],
@@ -249,27 +249,24 @@ def main() -> int:
 
 
 def main_first_wave(args: argparse.Namespace, out: Path) -> int:
-    """``--first-wave``: the two variants of :func:`first_wave` in turns; both must run the same episodes."""
+    """``--first-wave``: :func:`first_wave` ``--rounds`` times; every round must run the same episodes."""
     import tempfile
 
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="first-wave-") as work:
         for _ in range(args.rounds):
-            for prepare in (True, False):
-                row = first_wave(prepare, args.workers, args.resolution, args.suite, Path(work))
-                runs.append(row)
-                print(json.dumps(row), flush=True)
-    on = [r for r in runs if r["variant"] == "prepare_scenes"]
-    off = [r for r in runs if r["variant"] == "build_at_start"]
-    if any(a["outcomes"] != b["outcomes"] for a, b in zip(on, off, strict=True)):
-        raise SystemExit("the two variants ran different episodes: see the outcomes above")
+            row = first_wave(args.workers, args.resolution, args.suite, Path(work))
+            runs.append(row)
+            print(json.dumps(row), flush=True)
+    if any(r["outcomes"] != runs[0]["outcomes"] for r in runs):
+        raise SystemExit("the rounds ran different episodes: see the outcomes above")
     doc = {
         "benchmark": "worker_first_wave",
         **run_header(),
         "settings": {"suite": args.suite, "resolution": args.resolution, "settle_steps": SETTLE_STEPS},
         "summary": {
-            "wall_s": {"prepare_scenes": [r["wall_s"] for r in on], "build_at_start": [r["wall_s"] for r in off]},
-            "prepare_over_build_at_start": [round(a["wall_s"] / b["wall_s"], 3) for a, b in zip(on, off, strict=True)],
+            "wall_s": [r["wall_s"] for r in runs],
+            "scenes_prepared": [r["scenes_prepared"] for r in runs],
         },
         "runs": runs,
     }

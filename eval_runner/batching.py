@@ -22,9 +22,6 @@ from typing import Any
 
 from eval_runner.policies.base import Policy
 
-#: ``window_s`` that waits for every stepping worker before a call: the old lockstep, kept for comparison.
-LOCKSTEP = float("inf")
-
 
 @dataclass(frozen=True)
 class BatchPolicy:
@@ -48,8 +45,6 @@ class BatchPolicy:
 
     def wait_s(self, oldest_ready_at: float, now: float) -> float:
         """How long the loop may block before the window of the oldest ready row closes."""
-        if self.window_s == LOCKSTEP:
-            return float("inf")
         return max(0.0, oldest_ready_at + self.window_s - now)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import signal
 import sys
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from typing import Any
 
 from eval_runner.cli_checks import add_overwrite_arguments, check_before_start
 from eval_runner.envs.kinds import all_kinds, check_options, kind_for_suite
+from eval_runner.run_estimate import long_run_notice
 from rlinf_aws.s3_objects import S3Objects
 from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
 from rlinf_bench.checkpoints.keys import ref_for_location
@@ -139,11 +141,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--batch-window-ms",
-        type=float,
+        type=milliseconds,
         metavar="MS",
         default=0.0,
         help="wait up to MS for more ready observations before a policy call (default 0: call with what is "
-        "ready; a slow policy batches the rows that arrive during its previous call anyway); inf: lockstep",
+        "ready; a slow policy batches the rows that arrive during its previous call anyway)",
     )
     p.add_argument("--max-batch", type=int, metavar="N", help="at most N observations per policy call")
     p.add_argument(
@@ -193,6 +195,14 @@ def load_request(value: str, *, s3_client: Any = None) -> EvalRun:
     if not path.is_file():
         raise ConfigError(f"--request {text!r} is neither inline JSON, an s3:// URI nor an existing file")
     return EvalRun.load(path)
+
+
+def milliseconds(text: str) -> float:
+    """A ``--batch-window-ms`` value: a finite number of milliseconds, 0 or more."""
+    value = float(text)  # a ValueError becomes argparse's "invalid milliseconds value"
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: give a finite number of milliseconds, 0 or more")
+    return value
 
 
 def parse_task_ids(text: str) -> list[int]:
@@ -284,6 +294,9 @@ def run(args: argparse.Namespace) -> int:
         out = eval_run.output_uri or default_output(eval_run)
         # Bad arguments and finished episodes at --out are refused here, before the preflight's seconds.
         check_before_start(eval_run, out, args, sys.argv)
+        notice = None if callback is not None else long_run_notice(eval_run)  # a person ran it: say how long
+        if notice:
+            print(notice, file=sys.stderr, flush=True)
         # Kubernetes stops a pod with SIGTERM: treat it like Ctrl-C so the result is written as incomplete.
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:

@@ -70,13 +70,14 @@ class LiberoEnv:
         self._last_raw: dict[str, Any] = {}
         self.rng_after_reset: RngState | None = None
         self.extra_resets = 0  # resets replayed only to reach an episode's RNG state
-        #: render every step and reset even when nobody reads the images (the reference loop's cost; benchmarks)
+        #: render every step and reset even when nobody reads the images: the reference loop's way, which the
+        #: render-skipping tests compare against
         self.keep_all_images = False
         #: hand the OpenGL context to the next hard reset's sim when the scene's assets are unchanged
         self.reuse_render_context = True
         self.render_contexts_reused = 0
         #: each MuJoCo sub-step's forward pass computed once instead of robosuite's three (same numbers,
-        #: eval_runner.physics); False: robosuite's own loop (benchmarks of the stock reference loop)
+        #: eval_runner.physics); False: robosuite's own loop, which the physics tests compare against
         self.physics_once = True
         self.physics_counters = SplitCounters()
 

@@ -132,7 +132,7 @@ class Rollout:
 
     def _prepare_scene(self, w: WorkerHandle) -> None:
         """Have a waiting worker build the scene of a task whose next state a reset in flight will give."""
-        if not self.settings.prepare_scenes or w.pending is not None:
+        if w.pending is not None:
             return
         if w.loaded_task is not None and self.scheduler.queued(w.loaded_task):
             return  # it waits for its own task's next state, with that scene

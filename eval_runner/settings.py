@@ -31,18 +31,14 @@ class EvalSettings(BaseModel):
     batch_window_ms: float = Field(
         default=0.0,
         ge=0,
+        allow_inf_nan=False,
         description="Wait this long after the first ready observation for more rows before calling the policy "
-        "(it is never called with fewer rows than are ready when it is free); inf: lockstep, for comparison",
+        "(it is never called with fewer rows than are ready when it is free)",
     )
     max_batch: int | None = Field(default=None, ge=1, description="At most this many rows per policy call")
     step_timeout_s: float = Field(default=300.0, gt=0, description="A worker silent this long on a step is hung")
     start_timeout_s: float = Field(
         default=900.0, gt=0, description="A worker silent this long building a scene / resetting is hung"
-    )
-    prepare_scenes: bool = Field(
-        default=True,
-        description="A worker waiting for its episode's reset state builds that task's scene meanwhile "
-        "(False: it builds the scene only when its episode starts; for benchmarks)",
     )
     # TEST/DIAGNOSTICS ONLY ------------------------------------------------------------------------
     fault_injection: FaultInjection | None = None  # test-only (eval_runner.testing)

@@ -16,13 +16,16 @@ docs/doctor.md ("Simulator canary").
 
 ``--perturb timestep=0.0025`` or ``--perturb control_freq=25`` changes one physics setting after each
 reset: it exists to show (and test) that the canary notices.
+
+Elsewhere (the ``sim_canary`` probe, the doctor's ``canary.sim`` check) it is played by the one canary runner,
+``rlinf_doctor.canary_runner.run_in_child``: this command in a child interpreter, its ``--json`` line read back
+as a :class:`~rlinf_bench.doctor.canary.CanaryRun`.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -31,9 +34,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
+from rlinf_bench.doctor.canary import CanaryRun, CanarySet, CanaryVerdict, EpisodePrint, Fingerprint
 from rlinf_bench.provenance import package_versions
+
+__all__ = [
+    "CANARY",
+    "CanaryRun",
+    "CanarySet",
+    "CanaryVerdict",
+    "EpisodePrint",
+    "Fingerprint",
+    "compare",
+    "load_reference",
+    "main",
+    "parse_perturb",
+    "play",
+]
 
 #: The versions the fingerprint depends on (recorded on both sides of a comparison).
 VERSIONED = ("mujoco", "robosuite", "rlinf-libero", "numpy")
@@ -42,57 +59,16 @@ REFERENCE = "sim_canary_reference.json"
 PERTURBABLE = ("timestep", "control_freq")
 
 
-class CanarySet(BaseModel):
-    """Which episodes the canary plays (fixed: a reference is only comparable with its own set)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    suite: str = "libero_spatial"
-    tasks: tuple[int, ...] = (0, 2)
-    states: tuple[int, ...] = (0, 1)
-    max_steps: int = 100
-    fingerprint_steps: tuple[int, ...] = (25, 50, 75)
-    decimals: int = DECIMALS
-    seed: int = 0
-
-
-CANARY = CanarySet()
-
-
-class EpisodePrint(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task_id: int
-    init_state: int
-    success: bool
-    steps: int
-    state_sha256: dict[str, str] = Field(description="fingerprint step -> sha256 of the rounded qpos+qvel")
-
-    @property
-    def key(self) -> str:
-        return f"{self.task_id}/{self.init_state}"
-
-
-class Fingerprint(BaseModel):
-    """One play of the canary set: what was played, on which versions, and each episode's fingerprint."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    canary: CanarySet
-    versions: dict[str, str]
-    episodes: list[EpisodePrint]
-    perturbed: dict[str, float] = Field(default_factory=dict)
-    wall_s: float = 0.0
-
-
-class CanaryVerdict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    ok: bool
-    moved: list[str] = Field(default_factory=list, description="One line per episode that differs")
-    versions_here: dict[str, str]
-    versions_reference: dict[str, str]
-    summary: str
+#: The canary set: 2 tasks x 2 initial states of LIBERO-Spatial, 100 steps, fingerprinted at 25, 50 and 75.
+CANARY = CanarySet(
+    suite="libero_spatial",
+    tasks=(0, 2),
+    states=(0, 1),
+    max_steps=100,
+    fingerprint_steps=(25, 50, 75),
+    decimals=DECIMALS,
+    seed=0,
+)
 
 
 def state_digest(sim: Any, decimals: int) -> str:
@@ -241,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     here = play(CANARY, changes)
     verdict = compare(here, load_reference(args.reference))
     if args.json:
-        print(json.dumps({"verdict": verdict.model_dump(), "fingerprint": here.model_dump()}))
+        print(CanaryRun(verdict=verdict, fingerprint=here).model_dump_json())
     else:
         print(verdict.summary)
         for line in verdict.moved:

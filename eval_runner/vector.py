@@ -59,10 +59,6 @@ class WorkerConfig:
     settle_gripper: float = -1.0  # gripper of the settle action (the run's protocol)
 
 
-#: Whether a worker moves the objects its imports created out of the cyclic GC's reach (see
-#: :func:`freeze_imports`); benchmarks turn it off to measure what it saves.
-FREEZE_IMPORTS = True
-
 #: Thread pools a worker would otherwise size to the whole machine (OpenMP/BLAS, Mesa's llvmpipe renderer).
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LP_NUM_THREADS")
 
@@ -101,8 +97,7 @@ def _serve(conn: Connection, config: WorkerConfig) -> None:  # pragma: no cover 
     except errors.RlinfBenchError as exc:
         conn.send(("error", type(exc).__name__, str(exc)))
         return
-    if FREEZE_IMPORTS:
-        freeze_imports()
+    freeze_imports()
     state = _WorkerState(config)
     try:
         while True:
@@ -131,7 +126,7 @@ def freeze_imports() -> None:
     and a full collection walks every tracked object. ~117,000 of them come from the imports (modules,
     functions, classes, numba's types) and live as long as the process. Frozen (``gc.freeze``), they are
     skipped. Every object created later, each scene's included, is collected as before, so nothing a reset
-    drops is kept (bench/worker_start.py measures both).
+    drops is kept (bench/worker_start.py measures what it saves).
     """
     with contextlib.suppress(ImportError):  # the first scene build reports it, with its fix
         import libero.libero.envs.env_wrapper  # noqa: F401  (robosuite, MuJoCo, numba)

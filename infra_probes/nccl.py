@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from infra_probes.common import Outcome, format_size, m, parse_size
 from infra_probes.environment import detect_environment
+from infra_probes.progress import say
 from infra_probes.targets import default_nccl_target, resolve_target
 from rlinf_bench.contracts import ProbeEnvironment
 from rlinf_bench.errors import ProbeError, ProbeUnavailableError
@@ -233,8 +234,17 @@ def worker(rank: int, world: int, backend: str, settings: NcclSettings, out_dir:
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); check that every rank was "
             "started, MASTER_ADDR/MASTER_PORT are reachable, and raise --rendezvous-timeout-s for slow starts"
         ) from exc
+    sizes = sweep_sizes(settings)
+    rows = []
     try:
-        rows = [_one_size(torch, dist, device, rank, world, size, settings) for size in sweep_sizes(settings)]
+        for k, size in enumerate(sizes, start=1):
+            rows.append(_one_size(torch, dist, device, rank, world, size, settings))
+            if rank == 0:  # the large sizes take tens of seconds each over gloo on a CPU
+                busbw = rows[-1]["busbw_gbps"]
+                say(
+                    "nccl",
+                    f"{format_size(size)} all-reduce over {world} ranks: busbw {busbw:.3g} GB/s ({k}/{len(sizes)})",
+                )
     finally:
         dist.destroy_process_group()
     report = {"rows": rows, "world": world}

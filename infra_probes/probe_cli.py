@@ -11,11 +11,13 @@ import argparse
 import contextlib
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from infra_probes.common import now_iso, parse_target, run_probe
+from infra_probes.progress import ProbeProgress
 from rlinf_aws.s3_objects import S3Objects
 from rlinf_aws.task_callback import TaskCallback, job_name_from_env
 from rlinf_bench.contracts import ProbeName, ProbeResult, ProbeVerdict
@@ -144,7 +146,9 @@ def run(args: argparse.Namespace) -> int:
     doctor, failed = probe_preflight(
         args.probe, getattr(args, "tracking_uri", None), getattr(args, "experiment", None), needs=probe_needs(args)
     )
-    with callback.heartbeats() if callback is not None else contextlib.nullcontext():
+    # Progress on stderr from the rank that reports (every process of a single-process probe).
+    progress = ProbeProgress(args.probe, enabled=os.environ.get("RANK", "0") == "0")
+    with callback.heartbeats() if callback is not None else contextlib.nullcontext(), progress:
         result = failed or with_report(execute(args), doctor)
     if args.probe == "nccl":
         from infra_probes.nccl import is_reporting_rank

@@ -1,8 +1,9 @@
 """Simulator canary: the scripted LIBERO expert at noise 0 on fixed episodes, against the shipped fingerprint.
 
-Runs ``python -m eval_runner.sim_canary --json`` (a scripted expert with simulator access, not a learned
-policy) in a child process, so this package needs no simulator itself: the Job runs in the eval image,
-where LIBERO is. ``pass`` when every canary episode matches ``rlinf_bench/data/sim_canary_reference.json``;
+Plays the canary through the one canary runner, :func:`rlinf_doctor.canary_runner.run_in_child` (a scripted
+expert with simulator access, not a learned policy, in a child process, as the doctor's ``canary.sim`` check
+does), so this package needs no simulator itself: the Job runs in the eval image, where LIBERO is. ``pass``
+when every canary episode matches ``rlinf_bench/data/sim_canary_reference.json``;
 ``fail`` names the episodes that moved and the versions on both sides; ``not_available`` where LIBERO is
 missing (the probe image). What it catches and what not: docs/doctor.md ("Simulator canary").
 """
@@ -10,17 +11,15 @@ missing (the probe image). What it catches and what not: docs/doctor.md ("Simula
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from infra_probes.common import Outcome, m
 from infra_probes.environment import detect_environment
 from rlinf_bench.contracts import ProbeEnvironment, Target
+from rlinf_bench.doctor.canary import CanaryRun
 from rlinf_bench.errors import ProbeError, ProbeUnavailableError
+from rlinf_doctor.canary_runner import CanaryNotRunError, CanaryTimeoutError, CanaryUnavailableError, run_in_child
 
 REFERENCE = "rlinf_bench/data/sim_canary_reference.json"
 TARGET = Target(metric="moved_episodes", op="<=", value=0, unit="episodes", source=f"shipped reference ({REFERENCE})")
@@ -45,43 +44,37 @@ def environment(settings: SimCanarySettings) -> ProbeEnvironment:
     return detect_environment(instance_type=settings.instance_type, with_gpu=False)
 
 
-def run_canary(timeout_s: float) -> dict[str, Any]:
-    """The canary's ``--json`` document (verdict and fingerprint), from a child process."""
-    cmd = [sys.executable, "-m", "eval_runner.sim_canary", "--json"]
+def run_canary(timeout_s: float) -> CanaryRun:
+    """The canary's verdict and fingerprint, played in a child process."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise ProbeError(f"the simulator canary ran past --timeout-s {timeout_s:g}; raise it") from exc
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if not lines:
-        tail = (proc.stderr or proc.stdout).strip()[-600:]
-        if "No module named" in tail:
-            raise ProbeUnavailableError(f"LIBERO is not installed here (run sim_canary in the eval image): {tail}")
-        raise ProbeError(f"the simulator canary exited {proc.returncode} without a verdict: {tail}")
-    doc: dict[str, Any] = json.loads(lines[-1])
-    return doc
+        return run_in_child(timeout_s)
+    except CanaryTimeoutError as exc:
+        raise ProbeError(f"{exc}: raise --timeout-s") from exc
+    except CanaryUnavailableError as exc:
+        raise ProbeUnavailableError(f"{exc} (run sim_canary in the eval image)") from exc
+    except CanaryNotRunError as exc:
+        raise ProbeError(str(exc)) from exc
 
 
-def outcome_from(doc: dict[str, Any]) -> Outcome:
-    """The probe's outcome from the canary's document: moved episodes, versions on both sides."""
-    verdict, fingerprint = doc["verdict"], doc["fingerprint"]
-    moved = list(verdict.get("moved", []))
+def outcome_from(run: CanaryRun) -> Outcome:
+    """The probe's outcome from the canary's run: moved episodes, versions on both sides."""
+    verdict, fingerprint = run.verdict, run.fingerprint
     details = {
-        "summary": verdict["summary"],
-        "moved": moved,
-        "versions_here": verdict["versions_here"],
-        "versions_reference": verdict["versions_reference"],
-        "episodes": len(fingerprint.get("episodes", [])),
+        "summary": verdict.summary,
+        "moved": list(verdict.moved),
+        "versions_here": verdict.versions_here,
+        "versions_reference": verdict.versions_reference,
+        "episodes": len(fingerprint.episodes),
     }
     return Outcome(
         values={
-            "moved_episodes": m(len(moved), "episodes"),
-            "episodes": m(len(fingerprint.get("episodes", [])), "episodes"),
-            "wall_s": m(float(fingerprint.get("wall_s", 0.0)), "s"),
+            "moved_episodes": m(len(verdict.moved), "episodes"),
+            "episodes": m(len(fingerprint.episodes), "episodes"),
+            "wall_s": m(fingerprint.wall_s, "s"),
         },
         target=TARGET,
         details=details,
-        forced_fail=verdict["summary"] if moved else "",
+        forced_fail=verdict.summary if verdict.moved else "",
     )
 
 

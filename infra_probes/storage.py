@@ -81,8 +81,8 @@ def measure(settings: StorageSettings) -> Outcome:
     fs = filesystem_of(directory)
     target_file = directory / f".rlinf-bench-storage-{uuid.uuid4().hex[:12]}.bin"
     try:
-        write = _write(target_file, settings.size_bytes, settings.block_bytes, hugepages=settings.hugepages)
-        read = _read(target_file, settings.size_bytes, settings.block_bytes, hugepages=settings.hugepages)
+        write = write_timed(target_file, settings.size_bytes, settings.block_bytes, hugepages=settings.hugepages)
+        read = read_timed(target_file, settings.size_bytes, settings.block_bytes, hugepages=settings.hugepages)
     finally:
         target_file.unlink(missing_ok=True)
     values = {
@@ -187,7 +187,9 @@ def _buffer(block: int, hugepages: bool) -> mmap.mmap:
     return buf
 
 
-def _write(path: Path, size: int, block: int, *, hugepages: bool = False) -> dict[str, Any]:
+def write_timed(path: Path, size: int, block: int, *, hugepages: bool = False) -> dict[str, Any]:
+    """Write ``size`` bytes to ``path`` in ``block``-byte O_DIRECT writes (when the file system allows it), then
+    fsync: ``{"seconds": ..., "o_direct": ...}``, the time from the first write to the end of the fsync."""
     buf = _buffer(block, hugepages)
     try:
         buf.write(os.urandom(block))
@@ -210,7 +212,9 @@ def _write(path: Path, size: int, block: int, *, hugepages: bool = False) -> dic
     return {"seconds": seconds, "o_direct": direct}
 
 
-def _read(path: Path, size: int, block: int, *, hugepages: bool = False) -> dict[str, Any]:
+def read_timed(path: Path, size: int, block: int, *, hugepages: bool = False) -> dict[str, Any]:
+    """Read ``size`` bytes of ``path`` back in ``block``-byte reads, from storage rather than the page cache:
+    ``{"seconds": ..., "o_direct": ...}``."""
     buf = _buffer(block, hugepages)
     try:
         fd, direct = _open(path, os.O_RDONLY)

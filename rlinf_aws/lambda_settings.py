@@ -82,6 +82,11 @@ class PipelineSettings(BaseModel):
         description="RERUN_COMMAND: what a failure notice tells people to run once the cause is fixed (embedded "
         "default: the user's own command); empty: rlinf-bench trigger --rerun, for a deployed stack",
     )
+    notified_log: str = Field(
+        default="",
+        description="NOTIFIED_LOG: a local JSON file of the summaries sent; one already in it is not sent again "
+        "(embedded default)",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> PipelineSettings:
@@ -115,6 +120,7 @@ class PipelineSettings(BaseModel):
                 region=env.get("AWS_REGION", "") or env.get("AWS_DEFAULT_REGION", ""),
                 report_html=env.get("REPORT_HTML", ""),
                 rerun_command=env.get("RERUN_COMMAND", ""),
+                notified_log=env.get("NOTIFIED_LOG", ""),
             )
         except ValidationError as exc:
             lines = [f"  - {_variable(err['loc'])}: {err['msg']}" for err in exc.errors()]

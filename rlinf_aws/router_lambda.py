@@ -100,12 +100,13 @@ def idempotent_start(
         config=config,
         key_prefix="checkpoint_router.start",
     )
-    def start_checkpoint(*, checkpoint: dict[str, Any], request_json: str) -> dict[str, Any]:
-        return starter.start(EvalRequest.from_json(request_json, source="router request")).to_dict()
+    # Only ``checkpoint`` (the key) is hashed; the request passes through as the object the router built.
+    def start_checkpoint(*, checkpoint: dict[str, Any], request: EvalRequest) -> dict[str, Any]:
+        return starter.start(request).to_dict()
 
     def start_once(ref: CheckpointRef, request: EvalRequest) -> dict[str, Any]:
         key = {**ref.model_dump(mode="json"), "matrix": matrix_digest(request)}
-        result: dict[str, Any] = start_checkpoint(checkpoint=key, request_json=request.to_json())
+        result: dict[str, Any] = start_checkpoint(checkpoint=key, request=request)
         return result
 
     return start_once

@@ -1,8 +1,8 @@
 """Sharded eval runs as the Aggregate state reads them: each run's shard outcomes become one run outcome.
 
-The plan is laid out again from the request (:func:`rlinf_bench.sharding.expand_shards` is a function of
-the request and the result root alone), so the aggregator knows every shard each run should have and
-finds each shard's outcome by its result file. The shards' RunResults are checked (the run's identity,
+The Plan state's eval items say which shards each run has (nothing is laid out again here), so the aggregator
+knows every shard each run should have, including those that never reported, and finds each shard's outcome
+by its result file. The shards' RunResults are checked (the run's identity,
 the shard's own tasks, settings shared by all shards) and merged (:func:`rlinf_bench.stats.shards.merge_shards`)
 into the run's own file, ``<suite>/run<k>.json``, where an unsharded run writes it; the run then goes
 through the same checks as any other. A shard whose Job failed, whose file is unusable or that never
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from rlinf_aws.eval_results import read_outcome
 from rlinf_bench.contracts.request import EvalRequest
-from rlinf_bench.contracts.workflow import OutcomeStatus, RunOutcome
+from rlinf_bench.contracts.workflow import OutcomeStatus, RunOutcome, WorkItem
 from rlinf_bench.document_store import Storage
-from rlinf_bench.sharding import RunShard, expand_shards
+from rlinf_bench.sharding import RunShard
 from rlinf_bench.stats.aggregate import settings_difference
 from rlinf_bench.stats.shards import ShardPart, false_complete, merge_shards
 
@@ -103,18 +103,26 @@ def _run_outcome(first: RunShard, status: OutcomeStatus, **fields: str) -> RunOu
     )
 
 
+def _planned_shards(items: Sequence[WorkItem]) -> dict[tuple[str, int], list[RunShard]]:
+    """(suite, run index) -> the shards the Plan state laid out for that run, in shard order."""
+    sharded: dict[tuple[str, int], list[RunShard]] = {}
+    for item in items:
+        if item.run is not None and item.shard is not None:
+            shard = RunShard(run=item.run, index=item.shard.index, count=item.shard.count, run_uri=item.shard.run_uri)
+            sharded.setdefault((item.run.suite, item.run.run_index), []).append(shard)
+    return {key: sorted(shards, key=lambda s: s.index) for key, shards in sharded.items()}
+
+
 def merge_shard_outcomes(
-    request: EvalRequest, root: str, outcomes: Sequence[RunOutcome], storage: Storage
+    request: EvalRequest, items: Sequence[WorkItem], outcomes: Sequence[RunOutcome], storage: Storage
 ) -> tuple[list[RunOutcome], list[str]]:
     """The eval outcomes with each sharded run's shard outcomes replaced by one outcome of the merged run
-    (failed when no shard produced a result), and one failure line per failed or missing shard.
+    (failed when no shard produced a result), and one failure line per failed or missing shard; ``items`` are
+    the Plan state's eval items.
 
     Unsharded runs (``shards: 1``) pass through untouched: their outcomes, files and report are as before.
     """
-    sharded: dict[tuple[str, int], list[RunShard]] = {}
-    for shard in expand_shards(request, root):
-        if shard.count > 1:
-            sharded.setdefault((shard.run.suite, shard.run.run_index), []).append(shard)
+    sharded = _planned_shards(items)
     if not sharded:
         return list(outcomes), []
     by_run: dict[tuple[str, int], dict[str, RunOutcome]] = {key: {} for key in sharded}

@@ -102,7 +102,7 @@ def aggregate(
     outcomes = inp.flat()
     # A sharded run's shards become one run here (its merged file where an unsharded run writes it).
     eval_outcomes, shard_failures = merge_shard_outcomes(
-        request, inp.result_root, [o for o in outcomes if o.kind == "eval"], storage
+        request, inp.eval_items, [o for o in outcomes if o.kind == "eval"], storage
     )
     runs, failed = load_eval_runs(request, eval_outcomes, storage)
     failed = shard_failures + failed

@@ -1,8 +1,10 @@
 """The plan state: check an EvalRequest as a whole, then lay out the Map items (suite x run, and probes).
 
-Everything a Job would trip over later is checked here, before any Job starts: an unknown suite, task,
-baseline or probe, or a missing image fails the execution at once, and the failure notification names
-the field and the allowed values.
+Everything a Job would trip over later is checked here, once, before any Job starts
+(:func:`rlinf_bench.request_checks.validate_request`): an unknown suite, task, baseline or probe, too many
+trials, or a missing image fails the execution at once, and the failure notification names the field and
+the allowed values. Nothing after Plan checks the request again: each Map iteration gets its item (the
+EvalRun or probe, the Job's name and image) and the Job fields the request's Jobs share, not the request.
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ from rlinf_aws.execution_names import execution_name, matrix_digest
 from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_bench.contracts.layout import probe_result_uri
 from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, KueueSettings, ProbeSpec
-from rlinf_bench.contracts.workflow import PlanInput, PlanResult, ShardRef, WorkItem
+from rlinf_bench.contracts.workflow import JobFields, PlanInput, PlanResult, ShardRef, WorkItem
 from rlinf_bench.errors import InvalidRequestError
-from rlinf_bench.request_checks import validate_request
+from rlinf_bench.reporting.message_limits import SFN_STATE_OUTPUT_MAX_BYTES, utf8_len
+from rlinf_bench.request_checks import image_for_probe, image_for_suite, validate_request
 from rlinf_bench.sharding import RunShard, expand_shards
 from rlinf_k8s.dns_names import eval_job_name, probe_job_name
 
-__all__ = ["REFERENCE_BASELINES", "plan", "resolve_request", "validate_for_workflow"]
+__all__ = ["REFERENCE_BASELINES", "eval_items", "plan", "resolve_request"]
 
 
 def resolve_request(request: EvalRequest, settings: PipelineSettings) -> EvalRequest:
@@ -42,24 +45,12 @@ def resolve_request(request: EvalRequest, settings: PipelineSettings) -> EvalReq
     return request.model_copy(update=updates) if updates else request
 
 
-def validate_for_workflow(request: EvalRequest) -> None:
-    """The core's request checks (:func:`rlinf_bench.request_checks.validate_request`), plus what only the
-    workflow needs: a suite to evaluate the checkpoint on, and a place for the results."""
-    validate_request(request)
-    if not request.suites:
-        raise InvalidRequestError(
-            "suites is empty: a checkpoint's evaluation needs at least one suite (e.g. [libero_spatial]); "
-            "probes alone run with `rlinf-bench probe`"
-        )
-    if not request.output_prefix:
-        raise InvalidRequestError("output_prefix: results need a place; set `output_prefix` or RESULTS_PREFIX")
-
-
 def _probe_item(request: EvalRequest, probe: ProbeSpec, base: str, root: str, heartbeat_s: int) -> WorkItem:
     return WorkItem(
         kind="probe",
         job_name=probe_job_name(base, probe.name, probe.nodes),
         namespace=request.kubernetes.namespace,
+        image=image_for_probe(request, probe),
         result_uri=probe_result_uri(root, probe.name),
         heartbeat_s=heartbeat_s,
         timeout_s=request.kubernetes.probe_deadline_s + request.queue_allowance_s(),
@@ -75,6 +66,7 @@ def _eval_item(request: EvalRequest, shard: RunShard, base: str, heartbeat_s: in
         kind="eval",
         job_name=eval_job_name(base, run.suite, run.run_index, (shard.index, shard.count) if sharded else None),
         namespace=request.kubernetes.namespace,
+        image=image_for_suite(request, run.suite),
         result_uri=run.output_uri or "",
         heartbeat_s=heartbeat_s,
         timeout_s=request.kubernetes.eval_deadline_s + request.queue_allowance_s(),
@@ -83,23 +75,41 @@ def _eval_item(request: EvalRequest, shard: RunShard, base: str, heartbeat_s: in
     )
 
 
+def eval_items(request: EvalRequest, root: str, base: str) -> list[WorkItem]:
+    """One Map item per eval run of ``request`` (per shard of a sharded run), its Jobs named after ``base``."""
+    return [_eval_item(request, shard, base, request.workflow.heartbeat_s) for shard in expand_shards(request, root)]
+
+
 def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
     """Resolve and check the request, then build one WorkItem per eval run (per shard of a sharded run,
-    :mod:`rlinf_bench.sharding`) and per probe."""
+    :mod:`rlinf_bench.sharding`) and per probe, and the Job fields they share."""
     request = resolve_request(inp.request, settings)
-    validate_for_workflow(request)
+    validate_request(request, workflow=True)
     base = inp.execution or execution_name(request)
     # Attempts share the root (a re-run keeps the runs that finished): it carries the matrix digest of the
     # request as it was started (before the deployment filled images and prefixes), as the execution name does.
     root = request.result_root(matrix_digest(inp.request))
-    heartbeat_s = request.workflow.heartbeat_s
-    eval_items = [_eval_item(request, shard, base, heartbeat_s) for shard in expand_shards(request, root)]
-    probe_items = [_probe_item(request, p, base, root, heartbeat_s) for p in request.probes]
-    return PlanResult(
+    probe_items = [_probe_item(request, p, base, root, request.workflow.heartbeat_s) for p in request.probes]
+    result = PlanResult(
         request=request,
         execution=base,
         result_root=root,
-        eval_items=eval_items,
+        job=JobFields.of(request),
+        eval_items=eval_items(request, root, base),
         probe_items=probe_items,
         max_concurrency=request.workflow.max_concurrency,
     )
+    _check_fits(result)
+    return result
+
+
+def _check_fits(result: PlanResult) -> None:
+    """Step Functions refuses a state output over 256 KiB and the execution fails without a word: refuse it here,
+    naming what makes it big and what to change."""
+    size = utf8_len(result.model_dump_json())
+    if size > SFN_STATE_OUTPUT_MAX_BYTES:
+        raise InvalidRequestError(
+            f"the plan of this request is {size:,} bytes ({len(result.eval_items)} eval Jobs, "
+            f"{len(result.probe_items)} probe Jobs); Step Functions carries at most {SFN_STATE_OUTPUT_MAX_BYTES:,} "
+            "between states: evaluate fewer suites, runs or shards per checkpoint (or list fewer task ids)"
+        )

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlinf_aws.report_link import report_url
+from rlinf_aws.sent_summaries import SentSummaries, summary_key
 from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.contracts.layout import ENTRY_PAGE, REPORT_JSON, report_prefix
 from rlinf_bench.contracts.workflow import AggregateResult, PublishResult
@@ -82,11 +83,14 @@ def publish(
     mlflow: Callable[[], MlflowClient] | None = None,
     experiment: str = "RLinf",
     report_html: str = "",
+    sent: SentSummaries | None = None,
 ) -> PublishResult:
     """MLflow (when configured), then the one summary message; MLflow failures are reported, not raised.
 
     The message links the report once: a presigned HTTPS URL of the stored page, or ``report_html`` (the
     embedded default's local page). The URL expires, so it goes into the message only, never the stored report.
+    With ``sent`` (the embedded default's log), a summary already sent for this checkpoint with the same
+    content is not sent again: ``already_sent`` says when it went out.
     """
     report = CheckpointReport.read(inp.report_uri, storage=storage)
     root = _results_root(inp)
@@ -117,11 +121,20 @@ def publish(
     if url:
         report.links = {**report.links, "report_url": url}
     note = summary_notification(report, failed_runs=inp.failed_runs, notes=inp.notes, mlflow_error=mlflow_error)
-    message_id = send(note, sns=sns, topic_arn=topic_arn)
+    key = summary_key(report, [*inp.failed_runs, *inp.notes, mlflow_error])
+    earlier = sent.find(key) if sent is not None else None
+    if earlier is not None:
+        log.debug("summary for %s already sent (%s): not sent again", report.checkpoint_uri, earlier.describe())
+        message_id = ""
+    else:
+        message_id = send(note, sns=sns, topic_arn=topic_arn)
+        if sent is not None:
+            sent.record(key, checkpoint=report.checkpoint_uri, subject=note.subject, message_id=message_id)
     return PublishResult(
         report_uri=inp.report_uri,
         mlflow_run_id=run_id,
         mlflow_error=mlflow_error,
         message_id=message_id,
         email_subject=note.subject,
+        already_sent=earlier.describe() if earlier is not None else "",
     )

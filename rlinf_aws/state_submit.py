@@ -30,16 +30,17 @@ def job_env(inp: SubmitInput, settings: PipelineSettings) -> dict[str, str]:
 
 
 def build_job(inp: SubmitInput, settings: PipelineSettings) -> JobBundle:
-    """The Job (and Service) of one item, under the name the Plan state gave it (``item.job_name``)."""
+    """The Job (and Service) of one item, under the name and image the Plan state gave it, from the Job fields
+    its request's Jobs share; the request was checked at Plan and is not checked again here."""
     item = inp.item
     env = job_env(inp, settings)
     if item.kind == "eval":
         if item.run is None:
             raise JobSpecError(f"eval item {item.job_name} carries no run")
-        return eval_job(inp.request, item.run, extra_env=env, name=item.job_name)
+        return eval_job(inp.job, item.run, image=item.image, extra_env=env, name=item.job_name)
     if item.probe is None:
         raise JobSpecError(f"probe item {item.job_name} carries no probe")
-    return probe_job(inp.request, item.probe, extra_env=env, name=item.job_name, out_uri=item.result_uri)
+    return probe_job(inp.job, item.probe, image=item.image, out_uri=item.result_uri, extra_env=env, name=item.job_name)
 
 
 def submit(inp: SubmitInput, submitter: Submitter, settings: PipelineSettings) -> SubmitResult:

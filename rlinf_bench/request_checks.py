@@ -1,7 +1,9 @@
 """The one check of an EvalRequest: everything a Job would trip over, found before any Job starts.
 
-The Plan state runs :func:`validate_request` on the whole request; the Kubernetes adapter builds Jobs
-only from requests that passed it (and checks a single run with :func:`check_run`). Every error is an
+The Plan state runs :func:`validate_request` on the whole request, once; so does the direct route that
+builds Jobs without the workflow (``rlinf_k8s.jobs.jobs_for_request``), which is its own plan. Nothing
+between Plan and the Job checks the request again. The Job's edge checks its one run with
+:func:`check_run` against what only it can see (the suite as installed in its image). Every error is an
 :class:`InvalidRequestError` (or the suite/baseline registry's unknown-name error) naming the field and
 the fix, so one bad value fails the execution once, at Plan, instead of failing every Job.
 """
@@ -12,18 +14,31 @@ from rlinf_bench.baselines import get_baselines
 from rlinf_bench.contracts.probes import EVAL_IMAGE_PROBES, ProbeName, missing_probe_args
 from rlinf_bench.contracts.request import REFERENCE_BASELINES, EvalRequest, EvalRun, ProbeSpec
 from rlinf_bench.errors import ConfigError, InvalidRequestError
-from rlinf_bench.robotwin import MAX_RUN_SEED, SEED_STRIDE, is_robotwin_suite
-from rlinf_bench.suites import SuiteSpec, get_suite, resolve_task_ids
+from rlinf_bench.suites import Benchmark, SuiteSpec, get_suite, resolve_task_ids
 
-__all__ = ["JOB_SET_PROBE_ARGS", "check_probe", "check_run", "check_suite", "image_for_suite", "validate_request"]
+__all__ = [
+    "JOB_SET_PROBE_ARGS",
+    "check_probe",
+    "check_run",
+    "check_suite",
+    "image_for_probe",
+    "image_for_suite",
+    "validate_request",
+]
 
 #: Probe options the probe Job sets itself (the result path and the output format).
 JOB_SET_PROBE_ARGS = ("--out", "--json")
 
 
 def image_for_suite(request: EvalRequest, suite: str) -> str:
-    """The image that runs ``suite``: the RoboTwin image for RoboTwin suites, the eval image for LIBERO's."""
-    return request.robotwin_image if is_robotwin_suite(suite) else request.image
+    """The image that runs ``suite``: the request field its benchmark's catalogue entry names (``image_field``)."""
+    image: str = getattr(request, get_suite(suite).benchmark.image_field)
+    return image
+
+
+def image_for_probe(request: EvalRequest, probe: ProbeSpec) -> str:
+    """The image that runs ``probe``: the eval image for the probes that play the simulator, else the probe image."""
+    return request.image if probe.name in EVAL_IMAGE_PROBES else request.probe_image
 
 
 def check_suite(name: str, tasks: list[int] | None, trials_per_task: int, *, where: str) -> SuiteSpec:
@@ -34,9 +49,10 @@ def check_suite(name: str, tasks: list[int] | None, trials_per_task: int, *, whe
     except ConfigError as exc:
         raise InvalidRequestError(f"{where}.tasks: {exc}") from exc
     if trials_per_task > spec.init_states:
+        what = "initial states" if spec.benchmark.trials == "initial_states" else "seeded episodes in its protocol"
         raise InvalidRequestError(
-            f"trials_per_task={trials_per_task} but suite {spec.name} ({where}) has {spec.init_states} initial "
-            f"states per task, one trial each: set trials_per_task (--trials) to at most {spec.init_states}"
+            f"trials_per_task={trials_per_task} but suite {spec.name} ({where}) has {spec.init_states} {what} "
+            f"per task, one trial each: set trials_per_task (--trials) to at most {spec.init_states}"
         )
     return spec
 
@@ -64,21 +80,26 @@ def check_probe(probe: ProbeSpec, *, where: str) -> None:
         )
 
 
+def _benchmarks(request: EvalRequest) -> dict[str, tuple[Benchmark, list[str]]]:
+    """The request's benchmarks (catalogue order of first appearance), each with its suites."""
+    out: dict[str, tuple[Benchmark, list[str]]] = {}
+    for suite in request.suites:
+        benchmark = get_suite(suite.name).benchmark
+        out.setdefault(benchmark.key, (benchmark, []))[1].append(suite.name)
+    return out
+
+
 def _check_images(request: EvalRequest) -> None:
-    if any(not is_robotwin_suite(s.name) for s in request.suites) and not request.image.strip():
-        raise InvalidRequestError(
-            "image: the request has LIBERO suites but no `image`: set it to the eval image (docker/Dockerfile.eval; "
-            "the workflow fills it from EVAL_IMAGE)"
-        )
-    if any(is_robotwin_suite(s.name) for s in request.suites) and not request.robotwin_image.strip():
-        raise InvalidRequestError(
-            "robotwin_image: the request has RoboTwin suites but no `robotwin_image`: set it to the RoboTwin eval "
-            "image (see docker/Dockerfile.eval-robotwin)"
-        )
+    for benchmark, suites in _benchmarks(request).values():
+        if not getattr(request, benchmark.image_field).strip():
+            raise InvalidRequestError(
+                f"{benchmark.image_field}: the request has {benchmark.label} suites ({', '.join(suites)}) but no "
+                f"`{benchmark.image_field}`: set it to {benchmark.image_hint}"
+            )
     if any(p.name in EVAL_IMAGE_PROBES for p in request.probes) and not request.image.strip():
         raise InvalidRequestError(
-            "image: probe sim_canary runs in the eval image (it plays LIBERO) but the request has no `image`: set it "
-            "to the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)"
+            "image: probe sim_canary runs in the eval image (it plays the simulator) but the request has no `image`: "
+            "set it to the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)"
         )
     if any(p.name not in EVAL_IMAGE_PROBES for p in request.probes) and not request.probe_image.strip():
         raise InvalidRequestError(
@@ -98,20 +119,35 @@ def _check_timeouts(request: EvalRequest) -> None:
 
 
 def _check_seeds(request: EvalRequest) -> None:
-    if not any(is_robotwin_suite(s.name) for s in request.suites):
-        return  # LIBERO seeds with the run seed itself: the contract's 0 to 2**32 - 1 is its range
-    high = [seed for seed in request.seeds[: request.runs] if seed > MAX_RUN_SEED]
-    if high:
+    # The contract's 0 to 2**32 - 1 is the simulator's range; a benchmark that seeds its episodes above the run
+    # seed takes fewer run seeds (the catalogue says how many).
+    for benchmark, _ in _benchmarks(request).values():
+        high = [seed for seed in request.seeds[: request.runs] if seed > benchmark.max_run_seed]
+        if high:
+            raise InvalidRequestError(
+                f"seeds: {high} too large for {benchmark.label}, whose episodes of run seed s use "
+                f"{benchmark.seeding}, within the simulator's 0 to 2**32 - 1: use seeds from 0 to "
+                f"{benchmark.max_run_seed}"
+            )
+
+
+def _check_workflow(request: EvalRequest) -> None:
+    if not request.suites:
         raise InvalidRequestError(
-            f"seeds: {high} too large for RoboTwin, whose episodes of run seed s use seeds from "
-            f"{SEED_STRIDE} x (1 + s) up, within the simulator's 0 to 2**32 - 1: use seeds from 0 to {MAX_RUN_SEED}"
+            "suites is empty: a checkpoint's evaluation needs at least one suite (e.g. the default matrix's); "
+            "probes alone run with `rlinf-bench probe`"
         )
+    if not request.output_prefix:
+        raise InvalidRequestError("output_prefix: results need a place; set `output_prefix` or RESULTS_PREFIX")
 
 
-def validate_request(request: EvalRequest) -> None:
-    """Raise naming the field and the fix for anything in ``request`` that no Job could run."""
+def validate_request(request: EvalRequest, *, workflow: bool = False) -> None:
+    """Raise naming the field and the fix for anything in ``request`` that no Job could run; with ``workflow``,
+    also what the evaluation workflow needs (a suite to evaluate the checkpoint on, a place for the results)."""
     if not request.suites and not request.probes:
         raise InvalidRequestError("suites and probes are both empty: nothing to run; name at least one suite")
+    if workflow:
+        _check_workflow(request)
     for i, suite in enumerate(request.suites):
         check_suite(suite.name, suite.tasks, request.trials_per_task, where=f"suites[{i}]")
     _check_seeds(request)

@@ -18,11 +18,9 @@ suite share one horizon, it deals tasks out like cards and the shards differ by 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rlinf_bench import robotwin
 from rlinf_bench.contracts.layout import run_result_uri, shard_result_uri
 from rlinf_bench.contracts.request import DEFAULT_SHARD_TARGET_S, EvalRequest, EvalRun, SuiteSelection
 from rlinf_bench.errors import ConfigError
@@ -35,14 +33,13 @@ __all__ = [
     "auto_shard_count",
     "balance",
     "expand_shards",
-    "run_shards",
     "shard_count",
     "task_weights",
 ]
 
 #: Env steps per second of one eval Job, by its worker count: bench/results/eval_gpu_h200.json
 #: (``harness_steps_per_s``: libero_spatial on one H200, 256 px, both cameras, resets and settle steps
-#: included). Other suites and RoboTwin are assumed to step at the same rate: no per-suite figure exists.
+#: included). Other suites and benchmarks are assumed to step at the same rate: no per-suite figure exists.
 MEASURED_STEPS_PER_S: dict[int, float] = {4: 98.4, 8: 174.9, 15: 258.6}
 
 
@@ -62,11 +59,9 @@ class RunShard:
 
 
 def _task_horizon(spec: SuiteSpec, selection: SuiteSelection, task_id: int) -> int:
-    if selection.max_steps is not None:
-        return selection.max_steps + spec.settle_steps
-    if spec.simulator == "robotwin" and spec.task_names:
-        return robotwin.step_limit(spec.task_names[task_id])  # each RoboTwin task stops at its own limit
-    return spec.max_steps + spec.settle_steps
+    # A task stops at the selection's max steps, else at its own limit in the catalogue; settle steps come first.
+    steps = selection.max_steps if selection.max_steps is not None else spec.step_limit(task_id)
+    return steps + spec.settle_steps
 
 
 def task_weights(selection: SuiteSelection, trials: int) -> dict[int, int]:
@@ -103,23 +98,23 @@ def auto_shard_count(weights: dict[int, int], workers: int, target_s: int) -> in
     return max(1, min(len(weights), math.ceil(worst_s / target_s)))
 
 
-def shard_count(request: EvalRequest, selection: SuiteSelection) -> int:
-    """How many shards each run of ``selection`` gets under the request's ``shards`` setting."""
-    weights = task_weights(selection, request.trials_per_task)
+def _count(request: EvalRequest, weights: dict[int, int]) -> int:
     wanted: int | Literal["auto"] = request.shards
     if wanted == "auto":
         return auto_shard_count(weights, request.workers, request.shard_target_s)
     return min(wanted, len(weights))
 
 
-def run_shards(request: EvalRequest, run: EvalRun, root: str) -> list[RunShard]:
-    """The shards of one eval run (one, the run itself, when it is not split)."""
-    selection = next(s for s in request.suites if s.name == run.suite)
-    count = shard_count(request, selection)
+def shard_count(request: EvalRequest, selection: SuiteSelection) -> int:
+    """How many shards each run of ``selection`` gets under the request's ``shards`` setting."""
+    return _count(request, task_weights(selection, request.trials_per_task))
+
+
+def _split(run: EvalRun, groups: list[list[int]], root: str) -> list[RunShard]:
+    """The shards of one eval run, given its suite's task groups (one group: the run itself)."""
     run_uri = run.output_uri or ""
-    if count <= 1:
+    if len(groups) <= 1:
         return [RunShard(run=run, index=0, count=1, run_uri=run_uri)]
-    groups = balance(task_weights(selection, request.trials_per_task), count)
     return [
         RunShard(
             run=run.model_copy(
@@ -137,11 +132,17 @@ def run_shards(request: EvalRequest, run: EvalRun, root: str) -> list[RunShard]:
 
 
 def expand_shards(request: EvalRequest, root: str | None = None) -> list[RunShard]:
-    """Every Job's share of the eval matrix: :meth:`EvalRequest.expand`, each run split into its shards."""
+    """Every Job's share of the eval matrix: :meth:`EvalRequest.expand`, each run split into its shards.
+
+    A suite's task weights and its split are computed once and shared by all its runs (they differ only in
+    seed and run index).
+    """
     root = request.result_root() if root is None else root
-    return [s for run in request.expand(root) for s in run_shards(request, run, root)]
-
-
-def shards_of(shards: Sequence[RunShard], suite: str, run_index: int) -> list[RunShard]:
-    """The shards of one run (suite, run index), in shard order."""
-    return [s for s in shards if (s.run.suite, s.run.run_index) == (suite, run_index)]
+    groups: dict[str, list[list[int]]] = {}
+    for selection in request.suites:
+        if selection.name in groups:
+            continue  # a suite listed twice runs its first listing (as EvalRequest.expand names runs by suite)
+        weights = task_weights(selection, request.trials_per_task)
+        count = _count(request, weights)
+        groups[selection.name] = balance(weights, count) if count > 1 else [sorted(weights)]
+    return [s for run in request.expand(root) for s in _split(run, groups[run.suite], root)]

@@ -1,4 +1,9 @@
-"""Registry of benchmark suites: task counts, default horizons, and (lazily) LIBERO's task names.
+"""The catalogue of benchmarks and their suites: task counts, horizons, and (lazily) LIBERO's task names.
+
+The rest of the core names a benchmark only through what this module says about it: which image its Jobs
+run in, what one trial of a task is (a fixed initial state or a seed), how its episodes are seeded, each
+task's step limit, how its tasks group for statistics, which packages move its scores, and its line of the
+validation checklist (:class:`Benchmark`, :func:`benchmark_of`). A new benchmark is a new entry here.
 
 Importing this module is cheap (no simulator import): Lambdas use it to validate requests. Task names,
 language instructions and file paths are read from the installed LIBERO package only when asked for,
@@ -10,24 +15,34 @@ from __future__ import annotations
 import functools
 import importlib.util
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Literal
 
 from rlinf_bench import robotwin
+from rlinf_bench.contracts.limits import MAX_SEED
 from rlinf_bench.contracts.suite_names import SUITE_ALIASES, canonical_suite_name
 from rlinf_bench.errors import ConfigError, SimulatorError, UnknownSuiteError
 from rlinf_bench.registry import Registry, unknown_name
 
 __all__ = [
+    "BENCHMARKS",
     "DEFAULT_SETTLE_STEPS",
     "INIT_STATES_PER_TASK",
     "SUITES",
+    "Benchmark",
+    "GroupSpec",
     "SuiteSpec",
+    "TaskGrouping",
     "TaskInfo",
+    "benchmark_of",
     "get_suite",
     "resolve_task_ids",
+    "simulator_packages",
     "suite_names",
+    "task_groupings",
 ]
 
 #: Fixed initial states shipped per LIBERO task (the paper's 50 trials replay them).
@@ -49,6 +64,47 @@ class TaskInfo:
 
 
 @dataclass(frozen=True)
+class GroupSpec:
+    """One row of a task grouping: its tasks, and the column of the published tables it compares with."""
+
+    key: str
+    label: str
+    tasks: tuple[str, ...]
+    baseline_column: str = ""
+
+
+@dataclass(frozen=True)
+class TaskGrouping:
+    """A benchmark's tasks grouped for statistics: each group's rate is the mean of its tasks' rates in a run."""
+
+    title: str  # the report section's heading
+    dimension: str  # what the groups differ in (the table's first column)
+    rows: tuple[GroupSpec, ...]
+    default_baselines: tuple[str, ...]  # the published group tables a report compares with by default
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What the core needs to know of one benchmark, so that no other core module names it."""
+
+    key: str  # SuiteSpec.simulator of its suites
+    label: str  # how people name it
+    image_field: Literal["image", "robotwin_image"]  # the request field of the image its eval Jobs run in
+    image_hint: str  # what to set that field to
+    trials: Literal["initial_states", "seeds"]  # one trial of a task: a fixed initial state, or a seeded episode
+    seeding: str  # how run seed s seeds its episodes, in words
+    max_run_seed: int  # the largest run seed whose episode seeds stay within the simulator's range
+    checklist_item: str  # its line of the validation checklist
+    optional: bool  # whether a checkpoint's evaluation may leave it out ("if applicable")
+    packages: tuple[str, ...]  # the simulator's packages: their versions move its scores
+    grouping: Callable[[], TaskGrouping] | None = field(default=None, compare=False)
+
+    def task_grouping(self) -> TaskGrouping | None:
+        """How its tasks group for statistics, if they do."""
+        return self.grouping() if self.grouping is not None else None
+
+
+@dataclass(frozen=True)
 class SuiteSpec:
     """A benchmark suite: how many tasks, how many steps an episode may take."""
 
@@ -56,11 +112,21 @@ class SuiteSpec:
     n_tasks: int
     max_steps: int
     settle_steps: int = DEFAULT_SETTLE_STEPS
-    init_states: int = INIT_STATES_PER_TASK
+    init_states: int = INIT_STATES_PER_TASK  # trials a task can have (initial states, or the protocol's episodes)
     simulator: str = "libero"
     description: str = ""
     #: RoboTwin suites name their tasks here (LIBERO's come from the installed package).
     task_names: tuple[str, ...] = ()
+    #: Each task's own step limit, by task id, where tasks differ; empty: every task has ``max_steps``.
+    task_step_limits: tuple[int, ...] = ()
+
+    @property
+    def benchmark(self) -> Benchmark:
+        return BENCHMARKS.get(self.simulator)
+
+    def step_limit(self, task_id: int) -> int:
+        """The steps an episode of task ``task_id`` may take (settle steps not counted)."""
+        return self.task_step_limits[task_id] if self.task_step_limits else self.max_steps
 
     def tasks(self) -> list[TaskInfo]:
         """Every task, in LIBERO's order (task order 0), read from the installed LIBERO package."""
@@ -72,6 +138,77 @@ class SuiteSpec:
         """One task; raises :class:`ConfigError` naming the valid range when ``task_id`` is out of range."""
         resolve_task_ids(self, [task_id])
         return self.tasks()[task_id]
+
+
+def _horizon_grouping() -> TaskGrouping:
+    # The brief's RoboTwin table: the four horizon groups, its merged columns, then the overall average.
+    groups = robotwin.horizon_groups()
+    labels = {"short": "Short", "medium": "Medium", "long": "Long", "extra_long": "Extra-long", "long_xl": "Long+XL"}
+    prefix = f"{robotwin.SUITE_PREFIX}_"
+    rows = [GroupSpec(g, labels.get(g, g), tuple(groups[g].tasks), prefix + g) for g in robotwin.GROUP_ORDER]
+    for column, members in robotwin.horizon_columns().items():
+        key = column.removeprefix(prefix)
+        if key not in groups:  # a merged column such as long_xl
+            rows.append(
+                GroupSpec(key, labels.get(key, key), tuple(t for m in members for t in groups[m].tasks), column)
+            )
+    everything = tuple(t for g in robotwin.GROUP_ORDER for t in groups[g].tasks)
+    rows.append(GroupSpec("overall", "Overall", everything))  # compared with each table's average
+    return TaskGrouping(
+        title="RoboTwin 2.0 by horizon",
+        dimension="horizon",
+        rows=tuple(rows),
+        default_baselines=(f"{robotwin.SUITE_PREFIX}/openvla-oft-sft", f"{robotwin.SUITE_PREFIX}/rlinf"),
+    )
+
+
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark", error=UnknownSuiteError)
+for _benchmark in (
+    Benchmark(
+        key="libero",
+        label="LIBERO",
+        image_field="image",
+        image_hint="the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)",
+        trials="initial_states",
+        seeding="the run seed itself",
+        max_run_seed=MAX_SEED,
+        checklist_item="LIBERO evaluation runs and produces per-task success rates",
+        optional=False,
+        packages=("rlinf-libero", "libero"),
+    ),
+    Benchmark(
+        key=robotwin.SUITE_PREFIX,
+        label="RoboTwin",
+        image_field="robotwin_image",
+        image_hint="the RoboTwin eval image (see docker/Dockerfile.eval-robotwin)",
+        trials="seeds",
+        seeding=f"seeds from {robotwin.SEED_STRIDE} x (1 + s) up",
+        max_run_seed=robotwin.MAX_RUN_SEED,
+        checklist_item="RoboTwin evaluation runs (if applicable)",
+        optional=True,
+        packages=("robotwin", "sapien"),
+        grouping=functools.cache(_horizon_grouping),
+    ),
+):
+    BENCHMARKS.register(_benchmark.key, value=_benchmark)
+
+
+def benchmark_of(suite: str) -> Benchmark | None:
+    """The benchmark of suite ``suite``; None for a name the catalogue does not know (an old or foreign result)."""
+    try:
+        return get_suite(suite).benchmark
+    except UnknownSuiteError:
+        return None
+
+
+def task_groupings() -> list[tuple[Benchmark, TaskGrouping]]:
+    """Every benchmark whose tasks group for statistics, with its grouping, in catalogue order."""
+    return [(b, g) for b in BENCHMARKS.values() if (g := b.task_grouping()) is not None]
+
+
+def simulator_packages() -> tuple[str, ...]:
+    """The packages of every benchmark's simulator, in catalogue order."""
+    return tuple(p for b in BENCHMARKS.values() for p in b.packages)
 
 
 # Max steps: OpenVLA-OFT's evaluation values (REFERENCE.md section 1); LeRobot and RLinf use others,
@@ -90,15 +227,17 @@ for _spec in (
 def _robotwin_spec(name: str) -> SuiteSpec:
     # Max steps is the longest task's limit; each RoboTwin task stops at its own limit (see docs/robotwin.md).
     tasks = robotwin.suite_tasks(name)
+    limits = tuple(robotwin.step_limit(t) for t in tasks)
     return SuiteSpec(
         name,
         len(tasks),
-        max(robotwin.step_limit(t) for t in tasks),
+        max(limits),
         settle_steps=0,
         init_states=robotwin.OFFICIAL_EPISODES_PER_TASK,
-        simulator="robotwin",
+        simulator=robotwin.SUITE_PREFIX,
         description=f"RoboTwin 2.0: {', '.join(tasks)}",
         task_names=tuple(tasks),
+        task_step_limits=limits,
     )
 
 

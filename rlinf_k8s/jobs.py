@@ -1,9 +1,11 @@
-"""From an :class:`EvalRequest` to the Jobs that execute it: one per (suite, run) and one per probe.
+"""The Jobs that execute an evaluation: one per (suite, run) or shard, and one per probe.
 
-Everything here is validated before any API call. The request itself is checked by the core's one
-request check (:mod:`rlinf_bench.request_checks`, which the Plan state runs too): unknown suites, tasks,
-trials, images, probes. What only Kubernetes cares about (resources and names it would reject) raises
-:class:`JobSpecError` here; every error names the field and the fix.
+A Job is built from its run or probe, its image and the :class:`JobFields` every Job of the request
+shares (what the Plan state hands each Map iteration), never from the whole request, and nothing here
+checks the request again: the Plan state did, once (:mod:`rlinf_bench.request_checks`), and
+:func:`jobs_for_request`, the route that skips the workflow, does it once before it builds anything.
+What only Kubernetes cares about (resources and names it would reject) raises :class:`JobSpecError`
+here; every error names the field and the fix.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from kubernetes import client as k8s
 from rlinf_bench.contracts import EvalRequest, EvalRun, ProbeName, ProbeSpec
 from rlinf_bench.contracts.layout import probe_result_uri
 from rlinf_bench.contracts.probes import EVAL_IMAGE_PROBES
+from rlinf_bench.contracts.workflow import JobFields
 from rlinf_bench.errors import JobSpecError
-from rlinf_bench.request_checks import check_probe, check_run, image_for_suite, validate_request
+from rlinf_bench.request_checks import image_for_probe, image_for_suite, validate_request
 from rlinf_k8s.dns_names import eval_job_name, probe_job_name, sanitize_label_value
 from rlinf_k8s.jobspec import RDZV_PORT, ContainerResources, JobSpec, escape_var_refs, to_manifest
 
@@ -29,7 +32,6 @@ __all__ = [
     "eval_job",
     "jobs_for_request",
     "probe_job",
-    "validate_request",
 ]
 
 # Exit codes after which a retry cannot help, so the Job fails at once (podFailurePolicy FailJob):
@@ -68,38 +70,39 @@ class JobBundle:
         return [to_manifest(o) for o in objs]
 
 
-def _labels(request: EvalRequest, kind: str, **extra: str) -> dict[str, str]:
+def _labels(job: JobFields, kind: str, **extra: str) -> dict[str, str]:
     labels = {
         "app": "rlinf-bench",
         "app.kubernetes.io/name": "rlinf-bench",
         "app.kubernetes.io/component": kind,
-        f"{LABEL_PREFIX}/experiment": sanitize_label_value(request.checkpoint.experiment),
-        f"{LABEL_PREFIX}/global-step": str(request.checkpoint.global_step),
-        f"{LABEL_PREFIX}/request": sanitize_label_value(request.request_id),
+        f"{LABEL_PREFIX}/experiment": sanitize_label_value(job.checkpoint.experiment),
+        f"{LABEL_PREFIX}/global-step": str(job.checkpoint.global_step),
+        f"{LABEL_PREFIX}/request": sanitize_label_value(job.request_id),
     }
     labels.update({f"{LABEL_PREFIX}/{k}": sanitize_label_value(v) for k, v in extra.items()})
     return labels
 
 
-def _annotations(request: EvalRequest) -> dict[str, str]:
+def _annotations(job: JobFields) -> dict[str, str]:
     # Annotations keep the exact values (label values may have been shortened or sanitized).
-    return {REQUEST_ID_ANNOTATION: request.request_id, CHECKPOINT_ANNOTATION: request.checkpoint.uri}
+    return {REQUEST_ID_ANNOTATION: job.request_id, CHECKPOINT_ANNOTATION: job.checkpoint.uri}
 
 
-def _env(request: EvalRequest, name: str, extra_env: Mapping[str, str] | None) -> dict[str, str]:
+def _env(job: JobFields, name: str, extra_env: Mapping[str, str] | None) -> dict[str, str]:
     env = dict(BASE_ENV)
-    env["RLINF_BENCH_REQUEST_ID"] = request.request_id
+    env["RLINF_BENCH_REQUEST_ID"] = job.request_id
     env["RLINF_BENCH_JOB_NAME"] = name
     # Escaped like argv: Kubernetes expands $(VAR) in env values too, and these values are not ours.
-    env.update({k: escape_var_refs(v) for k, v in request.kubernetes.env.items()})
+    env.update({k: escape_var_refs(v) for k, v in job.kubernetes.env.items()})
     env.update({k: escape_var_refs(v) for k, v in (extra_env or {}).items()})
     return env
 
 
 def eval_job(
-    request: EvalRequest,
+    job: JobFields,
     run: EvalRun,
     *,
+    image: str,
     extra_env: Mapping[str, str] | None = None,
     name: str | None = None,
 ) -> JobBundle:
@@ -108,36 +111,33 @@ def eval_job(
     ``name`` is the Job's name as the Plan state made it (its WorkItem's ``job_name``, after the execution,
     so a re-run attempt gets Jobs of its own); without a plan it is derived from the request id.
     """
-    check_run(run)
     name = name or eval_job_name(run.request_id, run.suite, run.run_index)
     command = ["python", "-m", "eval_runner", "--request", escape_var_refs(run.to_json(indent=None))]
     if run.output_uri:
         # A pod that is retried (eviction, node loss) keeps the episodes its predecessor finished,
         # and a re-submitted Job whose result is already complete does no work again.
         command += ["--out", escape_var_refs(run.output_uri), "--resume"]
-    res = request.resources
+    res = job.resources
     spec = JobSpec(
         name=name,
-        namespace=request.kubernetes.namespace,
-        image=image_for_suite(request, run.suite),
+        namespace=job.kubernetes.namespace,
+        image=image,
         command=command,
         resources=ContainerResources(cpu=res.cpu, memory=res.memory, gpu=res.gpu, gpu_key=res.gpu_resource_key),
-        settings=request.kubernetes,
-        deadline_s=request.kubernetes.eval_deadline_s,
-        labels=_labels(request, "eval", suite=run.suite, run=str(run.run_index)),
-        annotations=_annotations(request),
-        env=_env(request, name, extra_env),
+        settings=job.kubernetes,
+        deadline_s=job.kubernetes.eval_deadline_s,
+        labels=_labels(job, "eval", suite=run.suite, run=str(run.run_index)),
+        annotations=_annotations(job),
+        env=_env(job, name, extra_env),
         container_name="eval",
         fail_fast_exit_codes=EVAL_FAIL_FAST_EXIT_CODES,
-        kueue=request.kueue,
+        kueue=job.kueue,
     )
     return JobBundle(kind="eval", name=name, namespace=spec.namespace, job=spec.build())
 
 
-def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str, out_uri: str | None = None) -> list[str]:
+def _probe_command(probe: ProbeSpec, name: str, out_uri: str) -> list[str]:
     tail = ["infra_probes", probe.name, "--json"]
-    if not out_uri and request.output_prefix:
-        out_uri = probe_result_uri(request.result_root(), probe.name)
     if out_uri:
         tail += ["--out", escape_var_refs(out_uri)]
     tail += [escape_var_refs(a) for a in probe.args]
@@ -166,45 +166,44 @@ def _probe_command(request: EvalRequest, probe: ProbeSpec, name: str, out_uri: s
 
 
 def probe_job(
-    request: EvalRequest,
+    job: JobFields,
     probe: ProbeSpec,
     *,
+    image: str,
+    out_uri: str,
     extra_env: Mapping[str, str] | None = None,
     name: str | None = None,
-    out_uri: str | None = None,
 ) -> JobBundle:
     """The Job of one probe; the multi-node NCCL probe is an Indexed Job plus a headless Service.
 
-    ``name`` as for :func:`eval_job`; ``out_uri`` is where the ProbeResult goes (default: under the
-    request's result root).
+    ``name`` as for :func:`eval_job`; ``out_uri`` is where the ProbeResult goes ('': the Job's log only).
     """
-    check_probe(probe, where=f"probes[{probe.name}]")
-    name = name or probe_job_name(request.request_id, probe.name, probe.nodes)
-    res = request.resources
-    # sim_canary plays LIBERO, which only the eval image has; it simulates on the CPU and needs no GPU.
+    name = name or probe_job_name(job.request_id, probe.name, probe.nodes)
+    res = job.resources
+    # The probes that play the simulator run in the eval image; they simulate on the CPU and need no GPU.
     in_eval_image = probe.name in EVAL_IMAGE_PROBES
     spec = JobSpec(
         name=name,
-        namespace=request.kubernetes.namespace,
-        image=request.image if in_eval_image else request.probe_image,
-        command=_probe_command(request, probe, name, out_uri),
+        namespace=job.kubernetes.namespace,
+        image=image,
+        command=_probe_command(probe, name, out_uri),
         resources=ContainerResources(
             cpu=res.cpu,
             memory=res.memory,
             gpu=0 if in_eval_image else probe.gpus_per_node,
             gpu_key=res.gpu_resource_key,
         ),
-        settings=request.kubernetes,
-        deadline_s=request.kubernetes.probe_deadline_s,
-        labels=_labels(request, "probe", probe=probe.name),
-        annotations=_annotations(request),
-        env=_env(request, name, extra_env),
+        settings=job.kubernetes,
+        deadline_s=job.kubernetes.probe_deadline_s,
+        labels=_labels(job, "probe", probe=probe.name),
+        annotations=_annotations(job),
+        env=_env(job, name, extra_env),
         container_name="probe",
         completions=probe.nodes,
         headless_service=probe.nodes > 1,
         checkpoint_read_only=probe.name not in WRITING_PROBES,
         fail_fast_exit_codes=PROBE_FAIL_FAST_EXIT_CODES,
-        kueue=request.kueue,
+        kueue=job.kueue,
     )
     return JobBundle(kind="probe", name=name, namespace=spec.namespace, job=spec.build(), service=spec.build_service())
 
@@ -223,11 +222,26 @@ def _refuse_shards(request: EvalRequest) -> None:
 
 
 def jobs_for_request(request: EvalRequest, *, extra_env: Mapping[str, str] | None = None) -> list[JobBundle]:
-    """Every Job of ``request`` (eval runs first, then probes), validated as a whole before any is built."""
+    """Every Job of ``request`` (eval runs first, then probes), the request checked once before any is built:
+    the route without the workflow, whose Plan this is."""
     validate_request(request)
     _refuse_shards(request)
-    bundles = [eval_job(request, run, extra_env=extra_env) for run in request.expand()]
-    bundles += [probe_job(request, probe, extra_env=extra_env) for probe in request.probes]
+    job = JobFields.of(request)
+    root = request.result_root()
+    bundles = [
+        eval_job(job, run, image=image_for_suite(request, run.suite), extra_env=extra_env)
+        for run in request.expand(root)
+    ]
+    bundles += [
+        probe_job(
+            job,
+            probe,
+            image=image_for_probe(request, probe),
+            out_uri=probe_result_uri(root, probe.name) if root else "",
+            extra_env=extra_env,
+        )
+        for probe in request.probes
+    ]
     names = [b.name for b in bundles]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

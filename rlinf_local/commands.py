@@ -104,6 +104,7 @@ def _run_pipeline(args: argparse.Namespace) -> int:
             budget=budget,
             policy=args.policy,
             argv=user_argv(args),
+            verbose=bool(getattr(args, "verbose", False)),
         )
     if args.json:
         emit_json(outcome.to_dict())
@@ -153,6 +154,7 @@ def _run_demo(args: argparse.Namespace) -> int:
             paper=args.paper,
             policy=args.policy,
             argv=user_argv(args),
+            verbose=bool(getattr(args, "verbose", False)),
         )
     if args.json:
         emit_json(outcome.to_dict())
@@ -209,6 +211,7 @@ def _run_watch(args: argparse.Namespace) -> int:
             backlog=_backlog_flags(args),
             policy=args.policy,
             argv=user_argv(args),
+            verbose=bool(getattr(args, "verbose", False)),
         )
     if args.json:
         emit_json(outcome.to_dict())

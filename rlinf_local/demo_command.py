@@ -17,7 +17,7 @@ from rlinf_bench.contracts import CheckpointReport, SuiteReport
 from rlinf_bench.errors import CheckpointError
 from rlinf_bench.reporting.format import pct
 from rlinf_local.budget import small_matrix_yaml
-from rlinf_local.embedded import Embedded
+from rlinf_local.embedded import Embedded, progress_line
 from rlinf_local.inputs import local_checkpoint
 from rlinf_local.origin import demo_origin, paper_command, with_origin
 from rlinf_local.pipeline_command import PipelineOutcome
@@ -136,13 +136,21 @@ def run_demo(
     paper: bool = False,
     policy: str | None = None,
     argv: Sequence[str] = (),
+    verbose: bool = False,
 ) -> PipelineOutcome:
     """Write the checkpoints, run both through one local stack, print the verdicts and where to look.
 
     ``paper``: the whole suite at the RLinf protocol (see :data:`PAPER_BUDGET`), for a verdict against the
     paper's number besides the one against the previous checkpoint; ``policy`` (``--policy``) evaluates
-    another policy than the expert, checked against the checkpoints first (``argv``: the user's command)."""
+    another policy than the expert, checked against the checkpoints first (``argv``: the user's command);
+    ``verbose``: list the adaptations."""
     out = out.resolve()
+    # The first line at once: the checkpoints and the stack take a minute before the first progress line.
+    noise = " and ".join(str(n) for _, n in DEMO_STEPS)
+    progress_line(
+        f"demo: writing {len(DEMO_STEPS)} checkpoints of experiment {EXPERIMENT} under {out / 'runs'} "
+        f"(the scripted expert at action noise {noise}), then the stack"
+    )
     dirs = write_demo_checkpoints(out / "runs")
     refs = [local_checkpoint(str(d)) for d in dirs]
     config_text = demo_matrix_yaml(out / "scratch", paper=paper, budget=budget, policy=policy)
@@ -154,7 +162,7 @@ def run_demo(
         tracking_uri=tracking_uri,
         max_parallel=max_parallel,
     ) as emb:
-        print_adaptations(emb)
+        print_adaptations(emb, verbose=verbose)
         outcome = run_checkpoints(emb, refs)
     print()
     print(verdict_table(out, [e.name for e in outcome.executions]))

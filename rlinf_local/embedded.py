@@ -111,6 +111,10 @@ class Embedded:
         self._stack.close()
 
     def _start(self) -> None:
+        progress_line(
+            "starting the local stack: template.yaml through samtranslator into a private moto account, "
+            "the Lambda handlers in this process"
+        )
         template = transformed_template()  # before moto starts: a missing tool fails fast
         self.aws = self._stack.enter_context(local_aws())
         self._stack.callback(self.executor.shutdown)
@@ -163,6 +167,10 @@ class Embedded:
                 "REPORT_HTML=DIR/report/report.html: the summary links that page",
                 "a presigned URL of the local bucket points into a moto server that is gone after the run",
             ),
+            Adaptation(
+                "NOTIFIED_LOG=DIR/outbox/sent.json: a summary already sent from DIR is not sent again",
+                "a resumed or repeated run in DIR aggregates the same runs again",
+            ),
         ]
         if not http_uri:
             changes.append(
@@ -187,6 +195,8 @@ class Embedded:
             # (a presigned URL of the local bucket would point into a moto server gone after the run).
             "REPORT_HTML": str(self.out / "report" / "report.html"),
             "RERUN_COMMAND": f"{self.rerun_command} (finished runs are kept)",
+            # A resumed or repeated run in DIR sends a summary it already sent (same checkpoint, same content) once.
+            "NOTIFIED_LOG": str(self.out / "outbox" / "sent.json"),
         }
         folders = function_folders()
         for logical, (name, env) in self.stack.functions.items():

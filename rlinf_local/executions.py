@@ -40,6 +40,7 @@ class ExecutionSummary(BaseModel):
     verdict: str = ""
     report_uri: str = ""
     mlflow_run_id: str | None = None
+    already_sent: str = Field(default="", description="the summary was not sent again: the same one went out before")
     failures: list[Failure] = Field(default_factory=list)
     progress: LiveProgress | None = Field(default=None, description="while RUNNING: how far it has come")
 
@@ -102,6 +103,7 @@ def summarize_execution(sfn: Any, arn: str) -> ExecutionSummary:
         verdict=str(aggregate.get("headline", "")),
         report_uri=str(publish.get("report_uri") or aggregate.get("report_uri") or ""),
         mlflow_run_id=publish.get("mlflow_run_id"),
+        already_sent=str(publish.get("already_sent") or ""),
         failures=failures,
     )
     if publish.get("mlflow_error"):

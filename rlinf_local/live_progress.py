@@ -39,7 +39,11 @@ class LiveProgress(BaseModel):
     episodes_total: int = 0
     episodes_done: int = 0
     elapsed_s: float = Field(default=0.0, ge=0)
-    eta_s: float | None = Field(default=None, description="at the rate so far; None before the first episode")
+    eta_s: float | None = Field(
+        default=None,
+        description="seconds left, from the rate since the first finished episode (rlinf_local.eta); None until "
+        "that rate is settled, and in a one-off reading",
+    )
 
     def line(self) -> str:
         """One line for a person: ``runs 1/3 · probes 2/2 · episodes 120/300 (40 %) · 3m12s · ETA 4m48s``."""
@@ -86,7 +90,10 @@ def _read(storage: Storage, uri: str) -> dict[str, Any] | None:
 
 
 def read_progress(sfn: Any, s3: Any, arn: str, *, now: float | None = None) -> LiveProgress | None:
-    """The progress of execution ``arn``; None until its Plan state has finished (nothing to count yet)."""
+    """The progress of execution ``arn``; None until its Plan state has finished (nothing to count yet).
+
+    Counts only: one reading cannot tell start-up from the episodes' own pace, so the ETA is left to a
+    follower that reads it again and again (:class:`rlinf_local.eta.EtaEstimate`)."""
     desc = sfn.describe_execution(executionArn=arn)
     plan = state_outputs(history(sfn, arn)).get("Plan")
     if not isinstance(plan, dict):
@@ -108,9 +115,6 @@ def read_progress(sfn: Any, s3: Any, arn: str, *, now: float | None = None) -> L
     started = desc.get("startDate")
     now = time.time() if now is None else now
     progress.elapsed_s = max(0.0, now - started.timestamp()) if started is not None else 0.0
-    left = progress.episodes_total - progress.episodes_done
-    if progress.episodes_done and progress.elapsed_s:
-        progress.eta_s = progress.elapsed_s / progress.episodes_done * left
     return progress
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlinf_bench.errors import ConfigError
 from rlinf_local.embedded import Embedded
+from rlinf_local.eta import EtaEstimate
 from rlinf_local.executions import ExecutionSummary, Failure, summarize_execution
 from rlinf_local.inputs import LocalCheckpoint, with_user_paths
 from rlinf_local.live_progress import ProgressLine, read_progress
@@ -134,6 +135,8 @@ def follow(emb: Embedded, name: str, arn: str, state: StateFile) -> ExecutionSum
     emb.email.drain()
     state.put(summary)
     emb.echo(f"execution {name}: {summary.describe()} {summary.verdict}")
+    if summary.already_sent:
+        emb.echo(f"email and Slack for {summary.checkpoint.get('uri', name)}: not sent again, {summary.already_sent}")
     return summary
 
 
@@ -141,9 +144,10 @@ def _progress_tick(
     emb: Embedded, arn: str, running: ExecutionSummary, state: StateFile, line: ProgressLine, every_s: float = 2.0
 ) -> Callable[[], None]:
     """What each poll of a running execution does: read its progress (every ``every_s``), show it, keep it in
-    ``state.json`` so ``status`` counts from the live execution."""
+    ``state.json`` so ``status`` counts from the live execution; the ETA comes from the readings so far."""
     sfn, s3 = emb.aws.client("stepfunctions"), emb.aws.client("s3")
     last = [0.0]
+    eta = EtaEstimate()
 
     def tick() -> None:
         if time.monotonic() - last[0] < every_s:
@@ -156,6 +160,7 @@ def _progress_tick(
             return
         if progress is None:
             return
+        progress.eta_s = eta.update(progress.elapsed_s, progress.episodes_done, progress.episodes_total)
         line.show(progress)
         if progress != running.progress:
             running.progress = progress

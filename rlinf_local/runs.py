@@ -12,7 +12,7 @@ from rlinf_bench.errors import ConfigError, RlinfBenchError
 from rlinf_bench.reporting.text_safety import plain
 from rlinf_bench.request_checks import check_suite
 from rlinf_local.budget import SMALL_BUDGET_MAX_STEPS, small_matrix_yaml
-from rlinf_local.embedded import Embedded
+from rlinf_local.embedded import Embedded, progress_line
 from rlinf_local.inputs import LocalCheckpoint, local_checkpoint
 from rlinf_local.origin import pipeline_origin, with_origin
 from rlinf_local.pipeline_command import PipelineOutcome, StateFile, evaluate_checkpoint, require_config, write_report
@@ -112,11 +112,13 @@ def run_pipeline(
     budget: dict[str, int] | None = None,
     policy: str | None = None,
     argv: Sequence[str] = (),
+    verbose: bool = False,
 ) -> PipelineOutcome:
     """``rlinf-bench pipeline``: check the inputs (exit 2 before anything starts), deploy, evaluate, report.
     ``progress``: a live progress line on stderr while each execution runs (off under ``--json``);
     ``budget``: the ``--runs/--trials/--max-steps`` given (:func:`config_text_for`); ``policy``: ``--policy``,
-    checked against each checkpoint's files first; ``argv``: the user's command, for the fixes messages print."""
+    checked against each checkpoint's files first; ``argv``: the user's command, for the fixes messages print;
+    ``verbose`` (``-v``): list the stack's adaptations for moto instead of counting them."""
     refs = [local_checkpoint(c) for c in checkpoints]
     text = config_text_for(config, out, budget, policy)
     check_matrix_policy(text, [r.path for r in refs], argv=argv)
@@ -128,16 +130,23 @@ def run_pipeline(
         progress=progress,
         rerun_command=rerun_command(argv),
     ) as emb:
-        print_adaptations(emb)
+        print_adaptations(emb, verbose=verbose)
         outcome = run_checkpoints(emb, refs)
     print_outcome(outcome)
     return outcome
 
 
-def print_adaptations(emb: Embedded) -> None:
-    print(f"local stack from template.yaml (samtranslator), moto at {emb.aws.endpoint}; adaptations for moto:")
-    for a in emb.stack.adaptations:
-        print(f"  - {a.line()}")
+def print_adaptations(emb: Embedded, *, verbose: bool = False) -> None:
+    """On stderr (how the stack was made, not a result): how many changes moto needed, or with ``verbose``
+    each one and why (docs/embedded.md, "Adaptations for moto", has the same list)."""
+    changes = emb.stack.adaptations
+    where = f"local stack from template.yaml in moto at {emb.aws.endpoint}"
+    if not verbose:
+        progress_line(f"{where}: applied {len(changes)} adaptations of template.yaml for moto; -v lists them")
+        return
+    progress_line(f"{where}; the {len(changes)} adaptations of template.yaml for moto:")
+    for a in changes:
+        progress_line(f"  - {a.line()}")
 
 
 def print_outcome(outcome: PipelineOutcome) -> None:

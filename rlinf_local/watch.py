@@ -153,11 +153,13 @@ def watch(
     backlog: dict[str, object] | None = None,
     policy: str | None = None,
     argv: Sequence[str] = (),
+    verbose: bool = False,
 ) -> PipelineOutcome:
     """Watch ``root`` until Ctrl-C (or ``max_checkpoints`` evaluations); every complete checkpoint runs once.
     ``budget``: the ``--runs/--trials/--max-steps`` given, over the config's matrix; ``backlog``: the
     ``--max-running/--backlog`` given, over the config's ``backlog:`` block; ``policy``: ``--policy``, checked
-    before anything starts against the newest checkpoint already under ``root`` (the spec alone when none is)."""
+    before anything starts against the newest checkpoint already under ``root`` (the spec alone when none is);
+    ``verbose``: list the adaptations."""
     if not root.is_dir():
         raise ConfigError(f"watch: {root} is not a directory; give the RLinf log root (…/<experiment>/checkpoints/…)")
     text = with_backlog(config_text_for(config, out.resolve(), budget, policy, command="rlinf-bench watch"), backlog)
@@ -172,7 +174,7 @@ def watch(
         max_parallel=max_parallel,
         progress=progress,
     ) as emb:
-        print_adaptations(emb)
+        print_adaptations(emb, verbose=verbose)
         emb.echo(f"watching {root.resolve()} (quiet period {quiet:g} s); Ctrl-C stops")
         state = StateFile(emb.out)
         mirror = Mirror(root, emb, state)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -45,8 +45,8 @@ from eval_runner.policies.conventions import (
 )
 from eval_runner.policies.factory import SCHEMES, take_options
 from eval_runner.policies.spec import PolicySpec
+from eval_runner.policies.websocket_client import CONNECTION_OPTIONS, ConnectionOptions, WebsocketPolicy
 from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
-from rlinf_bench.retry import RetryPolicy, call_with_retry
 
 log = logging.getLogger(__name__)
 
@@ -61,16 +61,7 @@ _CONVENTION_OPTIONS: dict[str, type] = {
     "state_key": str,
     "prompt_key": str,
 }
-_CLIENT_OPTIONS: dict[str, type] = {
-    "chunks": str,
-    "api_key": str,
-    "connections": int,
-    "retries": int,
-    "backoff_s": float,
-    "max_backoff_s": float,
-    "open_timeout_s": float,
-    "request_timeout_s": float,
-}
+_CLIENT_OPTIONS: dict[str, type] = {"chunks": str, "api_key": str, "connections": int, **CONNECTION_OPTIONS}
 
 
 @dataclass(frozen=True)
@@ -123,45 +114,7 @@ def _load_openpi(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
     return OpenpiPolicy(spec.target, convention=convention, spec=spec.raw, **client)
 
 
-class _Connection:
-    """One websocket to the server: the metadata frame first, then one request answered at a time."""
-
-    def __init__(self, owner: OpenpiPolicy) -> None:
-        self.owner = owner
-        self.ws: Any = None
-
-    def open(self) -> dict[str, Any]:
-        from openpi_client import msgpack_numpy
-        from websockets.sync.client import connect
-
-        o = self.owner
-        headers = {"Authorization": f"Api-Key {o.api_key}"} if o.api_key else None
-        ws = connect(
-            o.url,
-            open_timeout=o.open_timeout_s,
-            compression=None,
-            max_size=None,
-            additional_headers=headers,
-            proxy=None,
-        )
-        try:
-            frame = ws.recv(timeout=o.open_timeout_s)
-            if isinstance(frame, str):
-                raise PolicyError(f"openpi server {o.url} sent text instead of its metadata: {frame[:500]}")
-            metadata = msgpack_numpy.unpackb(frame)
-        except BaseException:
-            ws.close()
-            raise
-        self.ws = ws
-        return metadata if isinstance(metadata, dict) else {"metadata": metadata}
-
-    def close(self) -> None:
-        if self.ws is not None:
-            self.ws.close()
-            self.ws = None
-
-
-class OpenpiPolicy(Policy):
+class OpenpiPolicy(WebsocketPolicy):
     """A Policy whose action chunks come from an openpi websocket policy server."""
 
     def __init__(
@@ -171,14 +124,10 @@ class OpenpiPolicy(Policy):
         convention: OpenpiConvention | None = None,
         api_key: str | None = None,
         connections: int = 8,
-        retries: int = 8,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 10.0,
-        open_timeout_s: float = 5.0,
-        request_timeout_s: float = 300.0,
         chunks: str = "runner",
         spec: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        **connection: Unpack[ConnectionOptions],
     ) -> None:
         self.url = url
         self.spec = spec or f"openpi:{url}"
@@ -191,88 +140,74 @@ class OpenpiPolicy(Policy):
             ) from exc
         self.convention = convention or OpenpiConvention()
         self.convention.check(self.spec)
-        if connections < 1 or retries < 0 or backoff_s < 0 or open_timeout_s <= 0 or request_timeout_s <= 0:
-            raise PolicyError(f"policy spec {self.spec!r}: connections >= 1, retries/backoff >= 0, timeouts > 0")
-        self.api_key = api_key
-        self.open_timeout_s = open_timeout_s
-        self.request_timeout_s = request_timeout_s
-        self.retry_policy = RetryPolicy(
-            attempts=retries + 1, backoff_s=backoff_s, max_backoff_s=max_backoff_s, sleep=sleep
+        if connections < 1:
+            raise PolicyError(f"policy spec {self.spec!r}: connections={connections}; use 1 or more")
+        self._start_client(
+            url,
+            label="openpi server",
+            start_hint="start it with openpi's `scripts/serve_policy.py`",
+            connection=connection,
+            headers={"Authorization": f"Api-Key {api_key}"} if api_key else None,
+            sleep=sleep,
         )
         cameras = (MAIN_CAMERA, WRIST_CAMERA) if self.convention.wrist else (MAIN_CAMERA,)
         self.obs_spec = ObservationSpec(cameras=cameras, resolution=self.convention.resolution, proprio=STATE_KEYS)
         self._plans: dict[str, deque[np.ndarray]] = {}
-        self._pool: list[_Connection] = [_Connection(self) for _ in range(connections)]
+        #: One connection per lane (None until opened, or after it was lost); a lane carries one request at a time.
+        self._lanes: list[Any] = [None] * connections
         self._executor: ThreadPoolExecutor | None = None
-        self.metadata: dict[str, Any] = {}
-        self.requests = 0
-        self.connects = 0
         self.reconnects = 0
-        self._connect(self._pool[0])  # fail fast, and learn the server's metadata before the first reset
+        self._lanes[0] = self._connect()  # fail fast, and learn the server's metadata before the first reset
 
     # -- connections ----------------------------------------------------------------------------
-    def _connect(self, conn: _Connection) -> None:
-        from websockets.exceptions import InvalidURI
+    def _read_metadata(self, frame: Any) -> dict[str, Any]:
+        from openpi_client import msgpack_numpy
 
-        def attempt() -> dict[str, Any]:
-            try:
-                return conn.open()
-            except InvalidURI as exc:
-                raise PolicyError(f"openpi server URL {self.url!r} is not a valid websocket URI: {exc}") from exc
+        if isinstance(frame, str):
+            raise PolicyError(f"openpi server {self.url} sent text instead of its metadata: {frame[:500]}")
+        metadata = msgpack_numpy.unpackb(frame)
+        return metadata if isinstance(metadata, dict) else {"metadata": metadata}
 
-        def give_up(last: BaseException, attempts: int) -> BaseException:
-            return PolicyServerUnreachableError(
-                f"openpi server {self.url} did not answer after {attempts} attempts over "
-                f"{sum(self.retry_policy.delays()):.1f}s (last error: {type(last).__name__}: {last}); start it with "
-                "openpi's `scripts/serve_policy.py`, check the host/port and firewall, or give it longer to start "
-                "with ?retries=N&max_backoff_s=S"
-            )
-
-        metadata = call_with_retry(
-            attempt,
-            policy=self.retry_policy,
-            retryable=lambda exc: isinstance(exc, Exception) and not isinstance(exc, PolicyError),
-            give_up=give_up,
-            what=f"openpi server {self.url}",
-        )
+    def _connect(self) -> Any:
+        conn, metadata = self._ws.open()
         if not self.metadata:
             self.metadata = metadata
-        self.connects += 1
+        return conn
 
-    def _infer(self, conn: _Connection, element: dict[str, Any]) -> np.ndarray:
-        """One request on one connection; a dropped connection is reopened and the request resent once."""
+    def _close_lane(self, lane: int) -> None:
+        conn, self._lanes[lane] = self._lanes[lane], None
+        if conn is not None:
+            conn.close()
+
+    def _infer(self, lane: int, element: dict[str, Any]) -> np.ndarray:
+        """One request on one lane; a dropped connection is reopened and the request resent once."""
         from openpi_client import msgpack_numpy
-        from websockets.exceptions import ConnectionClosed
 
-        frame = msgpack_numpy.Packer().pack(element)
-        for attempt in range(2):
-            if conn.ws is None:
-                self._connect(conn)
-            try:
-                conn.ws.send(frame)
-                reply = conn.ws.recv(timeout=self.request_timeout_s)
-            except TimeoutError as exc:
-                conn.close()  # a late answer would be read as the next request's
-                raise PolicyServerUnreachableError(
-                    f"openpi server {self.url} did not answer within {self.request_timeout_s}s; raise "
-                    "?request_timeout_s=S if inference is that slow, or check the server's logs"
-                ) from exc
-            except (ConnectionClosed, OSError) as exc:
-                conn.close()
-                if attempt == 1:
-                    raise PolicyServerUnreachableError(
-                        f"openpi server {self.url} closed the connection twice on the same request ({exc}); the "
-                        "finished episodes are kept: restart the server and re-run with --resume"
-                    ) from exc
+        def take() -> Any:
+            if self._lanes[lane] is None:
+                self._lanes[lane] = self._connect()
+            return self._lanes[lane]
+
+        def lost(retrying: bool) -> None:
+            self._lanes[lane] = None
+            if retrying:
                 self.reconnects += 1
-                log.warning("openpi server %s connection lost (%s); reconnecting once", self.url, exc)
-                continue
-            if isinstance(reply, str):
-                conn.close()
-                raise PolicyError(f"openpi server {self.url} failed on a request; its traceback:\n{reply}")
-            self.requests += 1
-            return self._chunk(msgpack_numpy.unpackb(reply))
-        raise AssertionError("unreachable")  # pragma: no cover
+
+        try:
+            _, reply = self._ws.exchange(
+                take,
+                msgpack_numpy.Packer().pack(element),
+                what="request",
+                lost=lost,
+                lost_twice_hint="the finished episodes are kept: restart the server and re-run with --resume",
+            )
+        except PolicyServerUnreachableError:
+            self._lanes[lane] = None  # a timed-out connection was closed: the lane reconnects on its next request
+            raise
+        if isinstance(reply, str):
+            self._close_lane(lane)
+            raise PolicyError(f"openpi server {self.url} failed on a request; its traceback:\n{reply}")
+        return self._chunk(msgpack_numpy.unpackb(reply))
 
     def _chunk(self, reply: Any) -> np.ndarray:
         if not isinstance(reply, dict) or "actions" not in reply:
@@ -315,15 +250,15 @@ class OpenpiPolicy(Policy):
 
     def _request_all(self, elements: list[dict[str, Any]]) -> list[np.ndarray]:
         """One request per element, spread over the connections; results in element order."""
-        lanes = min(len(elements), len(self._pool))
+        lanes = min(len(elements), len(self._lanes))
         if lanes == 1:
-            return [self._infer(self._pool[0], e) for e in elements]
+            return [self._infer(0, e) for e in elements]
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=len(self._pool), thread_name_prefix="openpi")
+            self._executor = ThreadPoolExecutor(max_workers=len(self._lanes), thread_name_prefix="openpi")
         groups = [list(range(k, len(elements), lanes)) for k in range(lanes)]
 
         def run(lane: int) -> list[tuple[int, np.ndarray]]:
-            return [(i, self._infer(self._pool[lane], elements[i])) for i in groups[lane]]
+            return [(i, self._infer(lane, elements[i])) for i in groups[lane]]
 
         results: dict[int, np.ndarray] = {}
         for part in self._executor.map(run, range(lanes)):
@@ -338,15 +273,15 @@ class OpenpiPolicy(Policy):
             "url": self.url,
             "server_metadata": _plain(self.metadata),
             "convention": asdict(self.convention),
-            "connections": len(self._pool),
+            "connections": len(self._lanes),
             "chunks_executed_by": chunk_executor(self.runner_chunks),
             # Greedy or sampled is the server's business: we report what its metadata says, if anything.
             "decoding": str(decoding) if decoding else "as served (openpi metadata names none)",
         }
 
     def close(self) -> None:
-        for conn in self._pool:
-            conn.close()
+        for lane in range(len(self._lanes)):
+            self._close_lane(lane)
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None

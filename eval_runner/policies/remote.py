@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -29,20 +29,13 @@ from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
 from eval_runner.policies.checks import batch_size, check_actions
 from eval_runner.policies.factory import SCHEMES, take_options
 from eval_runner.policies.spec import PolicySpec
+from eval_runner.policies.websocket_client import CONNECTION_OPTIONS, ConnectionOptions, WebsocketPolicy
 from eval_runner.policies.wire import PROTOCOL, PROTOCOL_VERSION, RESET_KEY, WireError, pack, unpack
-from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
-from rlinf_bench.retry import RetryPolicy, call_with_retry
+from rlinf_bench.errors import PolicyError
 
 log = logging.getLogger(__name__)
 
-_OPTIONS: dict[str, type] = {
-    "retries": int,
-    "backoff_s": float,
-    "max_backoff_s": float,
-    "open_timeout_s": float,
-    "request_timeout_s": float,
-    "inflight": int,
-}
+_OPTIONS: dict[str, type] = {**CONNECTION_OPTIONS, "inflight": int}
 
 
 @SCHEMES.register("server")
@@ -57,101 +50,53 @@ def _load_server(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
     return ServerPolicy(spec.target, spec=spec.raw, **options)
 
 
-class ServerPolicy(Policy):
+class ServerPolicy(WebsocketPolicy):
     """A Policy whose ``act`` is answered by a remote policy server over a websocket."""
 
     def __init__(
         self,
         url: str,
         *,
-        retries: int = 8,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 10.0,
-        open_timeout_s: float = 5.0,
-        request_timeout_s: float = 300.0,
         inflight: int = 2,
         spec: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        **connection: Unpack[ConnectionOptions],
     ) -> None:
-        if retries < 0 or backoff_s < 0 or max_backoff_s < 0 or open_timeout_s <= 0 or request_timeout_s <= 0:
-            raise PolicyError(f"policy spec {spec or url!r}: retries/backoff must be >= 0 and timeouts > 0")
         if inflight < 1:
             raise PolicyError(f"policy spec {spec or url!r}: inflight={inflight}; use 1 or more batches in flight")
         self.url = url
         self.spec = spec or f"server:{url}"
-        self.retries = retries
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
-        self.retry_policy = RetryPolicy(
-            attempts=retries + 1, backoff_s=backoff_s, max_backoff_s=max_backoff_s, sleep=sleep
+        self._start_client(
+            url,
+            label="policy server",
+            start_hint="start it with `rlinf-bench serve-policy --policy SPEC --host HOST --port PORT`",
+            connection=connection,
+            sleep=sleep,
         )
-        self.open_timeout_s = open_timeout_s
-        self.request_timeout_s = request_timeout_s
         #: batches the rollout may have on their way at once (batching.PolicyCaller reads it)
         self.concurrent_calls = inflight
         self._pending_resets: list[str] = []
-        self.requests = 0
-        self.connects = 0
-        self._lock = threading.Lock()  # guards the idle connections, the counters and the pending resets
+        self._lock = threading.Lock()  # guards the idle connections and the pending resets
         self._idle: list[Any] = []  # open connections no call is using
-        self.metadata: dict[str, Any] = {}
         self._idle.append(self._connect())
 
     # -- connection -------------------------------------------------------------------------
     def _connect(self) -> Any:
         """Connect with bounded exponential backoff, read the server's metadata message; the connection."""
-        from websockets.exceptions import InvalidURI
-
-        def attempt() -> Any:
-            try:
-                return self._open()
-            except InvalidURI as exc:
-                raise PolicyError(f"policy server URL {self.url!r} is not a valid websocket URI: {exc}") from exc
-
-        def give_up(last: BaseException, attempts: int) -> BaseException:
-            return PolicyServerUnreachableError(
-                f"policy server {self.url} did not answer after {attempts} attempts over "
-                f"{sum(self.retry_policy.delays()):.1f}s (last error: {type(last).__name__}: {last}); start it with "
-                f"`rlinf-bench serve-policy --policy SPEC --host HOST --port PORT`, check the host/port and firewall, "
-                f"or give it longer to start with ?retries=N&max_backoff_s=S"
-            )
-
-        # Refused, DNS, timeout, handshake rejected, closed during metadata: the server may still be starting.
-        conn = call_with_retry(
-            attempt,
-            policy=self.retry_policy,
-            retryable=lambda exc: isinstance(exc, Exception) and not isinstance(exc, PolicyError),
-            give_up=give_up,
-            what=f"policy server {self.url}",
-        )
-        with self._lock:
-            self.connects += 1
-        return conn
-
-    def _open(self) -> Any:
-        from websockets.sync.client import connect
-
-        conn = connect(
-            self.url,
-            open_timeout=self.open_timeout_s,
-            compression=None,  # images are incompressible enough; deflate would cost CPU on both ends
-            max_size=None,
-            proxy=None,  # a policy server is on the cluster network, never behind an HTTP proxy
-        )
-        try:
-            meta = self._check_metadata(conn.recv(timeout=self.open_timeout_s))
-            spec = self._spec_from_metadata(meta)
-            if self.connects and spec != self.obs_spec:
-                # The environments already render for the old spec; mixing would feed the policy wrong inputs.
-                raise PolicyError(
-                    f"policy server {self.url} came back with a different obs_spec ({spec} instead of "
-                    f"{self.obs_spec}); restart the evaluation against the new server"
-                )
-        except BaseException:
-            conn.close()
-            raise
+        conn, (meta, spec) = self._ws.open()
         self.metadata, self.obs_spec = meta, spec
         return conn
+
+    def _read_metadata(self, frame: Any) -> tuple[dict[str, Any], ObservationSpec]:
+        meta = self._check_metadata(frame)
+        spec = self._spec_from_metadata(meta)
+        if self._ws.connects and spec != self.obs_spec:
+            # The environments already render for the old spec; mixing would feed the policy wrong inputs.
+            raise PolicyError(
+                f"policy server {self.url} came back with a different obs_spec ({spec} instead of "
+                f"{self.obs_spec}); restart the evaluation against the new server"
+            )
+        return meta, spec
 
     def _check_metadata(self, frame: Any) -> dict[str, Any]:
         try:
@@ -223,41 +168,22 @@ class ServerPolicy(Policy):
         return self._connect()  # after close(), a timed-out request, or a second batch in flight
 
     def _round_trip(self, frame: bytes) -> Any:
-        from websockets.exceptions import ConnectionClosed
-
-        for attempt in range(2):
-            conn = self._take()
-            try:
-                conn.send(frame)
-                answer = conn.recv(timeout=self.request_timeout_s)
-            except TimeoutError as exc:
-                # The late reply would otherwise be read as the answer to the *next* batch: drop the connection.
-                conn.close()
-                raise PolicyServerUnreachableError(
-                    f"policy server {self.url} did not answer a batch within {self.request_timeout_s}s; raise "
-                    "?request_timeout_s=S if inference is that slow, or check the server's logs"
-                ) from exc
-            except (ConnectionClosed, OSError) as exc:
-                conn.close()
-                self.close()  # the others went down with the server too
-                if attempt == 1:
-                    raise PolicyServerUnreachableError(
-                        f"policy server {self.url} closed the connection twice on the same batch ({exc}); check the "
-                        "server's logs (out of memory? crashed?)"
-                    ) from exc
-                # A server restart or a dropped connection: reconnect (with backoff) and resend once.
-                # Resending is safe: a request carries the whole batch and its pending resets.
-                log.warning("policy server %s connection lost (%s); reconnecting", self.url, exc)
-                continue
-            with self._lock:
-                self.requests += 1
-                if len(self._idle) < self.concurrent_calls:
-                    self._idle.append(conn)
-                    conn = None
-            if conn is not None:
-                conn.close()
-            return answer
-        raise AssertionError("unreachable")  # pragma: no cover
+        # A dropped connection: the others went down with the server too; the batch is resent once (safe: a
+        # request carries the whole batch and its pending resets).
+        conn, answer = self._ws.exchange(
+            self._take,
+            frame,
+            what="batch",
+            lost=lambda retrying: self.close(),
+            lost_twice_hint="check the server's logs (out of memory? crashed?)",
+        )
+        with self._lock:
+            if len(self._idle) < self.concurrent_calls:
+                self._idle.append(conn)
+                conn = None
+        if conn is not None:
+            conn.close()
+        return answer
 
     def _actions_from(self, frame: Any, rows: int) -> np.ndarray:
         try:

@@ -3,6 +3,7 @@ Logic: rlinf_aws.state_publish."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -11,6 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rlinf_aws.clients import PipelineClients
 from rlinf_aws.lambda_settings import PipelineSettings
+from rlinf_aws.sent_summaries import SentSummaries
 from rlinf_aws.state_publish import publish
 from rlinf_bench.contracts.workflow import AggregateResult
 
@@ -30,6 +32,7 @@ def lambda_handler(event: AggregateResult, context: LambdaContext) -> dict[str, 
         mlflow=CLIENTS.mlflow_factory(),
         experiment=CLIENTS.settings.mlflow_experiment,
         report_html=CLIENTS.settings.report_html,
+        sent=SentSummaries(Path(CLIENTS.settings.notified_log)) if CLIENTS.settings.notified_log else None,
     )
     if result.mlflow_error:
         logger.error("MLflow publish failed; the SNS message says so", extra={"error": result.mlflow_error})

@@ -26,12 +26,12 @@ from rlinf_bench.contracts.limits import (
 from rlinf_bench.contracts.origin import RequestOrigin
 from rlinf_bench.contracts.probes import OPT_IN_PROBES, PROBE_REQUIRED_ARGS, ProbeName
 from rlinf_bench.contracts.protocol_profiles import DEFAULT_PROTOCOL
-from rlinf_bench.contracts.suite_names import canonical_suite_name
+from rlinf_bench.contracts.suite_names import DEFAULT_SUITES, canonical_suite_name
 from rlinf_bench.contracts.versioned import Contract
 
-#: The brief's defaults for every eval matrix (EvalMatrix): the paper's "Reference Results" suites,
-#: one seed per run of its three runs, and the published numbers, then the previous and best checkpoints.
-DEFAULT_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
+#: The brief's defaults for every eval matrix (EvalMatrix): the paper's "Reference Results" suites
+#: (DEFAULT_SUITES), one seed per run of its three runs, and the published numbers, then the previous and
+#: best checkpoints.
 DEFAULT_SEEDS = (0, 1, 2)
 DEFAULT_BASELINES = ("libero/openvla-oft-rlinf", "previous", "best")
 #: Episode videos kept per task and run by default: enough to see how it fails (failures first), cheap to keep.
@@ -77,7 +77,7 @@ class SuiteSelection(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Name = Field(description="Suite id, e.g. libero_spatial")
+    name: Name = Field(description=f"Suite id, e.g. {DEFAULT_SUITES[0]}")
     tasks: list[TaskId] | None = Field(
         default=None, max_length=MAX_TASKS, description="Task ids to run; None means all"
     )

@@ -1,4 +1,5 @@
-"""The spellings of a suite id that people write, and the one id each means.
+"""The suite ids the contracts know without the catalogue: the brief's default suites, the spellings of a suite
+id that people write, and the one id each means.
 
 The brief names LIBERO's suites "LIBERO-Spatial", "LIBERO-Long (libero_10)", "LIBERO-90" and RoboTwin's
 horizon groups "Short" ... "Extra-Long"; papers and other harnesses write "libero_long" or "RoboTwin 2.0".
@@ -9,7 +10,10 @@ result folders all use the one id (``libero_10``) whichever spelling was given.
 
 from __future__ import annotations
 
-__all__ = ["SUITE_ALIASES", "canonical_suite_name", "suite_spelling"]
+__all__ = ["DEFAULT_SUITES", "SUITE_ALIASES", "canonical_suite_name", "suite_spelling"]
+
+#: The suites of every eval matrix by default: the paper's "Reference Results" suites.
+DEFAULT_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 
 #: Spellings (after :func:`suite_spelling`) that are not the id itself -> the id.
 SUITE_ALIASES: dict[str, str] = {

@@ -12,7 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
-from rlinf_bench.contracts.request import EvalRequest, EvalRun, ProbeSpec
+from rlinf_bench.contracts.checkpoint import CheckpointRef
+from rlinf_bench.contracts.request import EvalRequest, EvalRun, JobSettings, KueueSettings, ProbeSpec, Resources
 from rlinf_bench.contracts.versioned import Contract
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "FailureNotice",
     "FailureNotifyInput",
     "JobCallback",
+    "JobFields",
     "OutcomeStatus",
     "PlanInput",
     "PlanResult",
@@ -48,12 +50,40 @@ class ShardRef(_Doc):
     run_uri: str = Field(description="Where the merged RunResult of the whole run goes")
 
 
+class JobFields(_Doc):
+    """What every Job of one request shares, as the Job builder reads it: whose Job it is, its container's
+    resources, where and how it runs on Kubernetes, and its Kueue queue.
+
+    Plan builds it once from the checked request; each Map iteration gets it beside its item, in place
+    of the whole request (which stays at the top of the execution's state for Aggregate and Publish).
+    """
+
+    request_id: str
+    checkpoint: CheckpointRef
+    resources: Resources
+    kubernetes: JobSettings
+    kueue: KueueSettings | None = None
+
+    @classmethod
+    def of(cls, request: EvalRequest) -> JobFields:
+        """The Job fields of ``request`` (as it will run: after the deployment filled what it decides)."""
+        return cls(
+            request_id=request.request_id,
+            checkpoint=request.checkpoint,
+            resources=request.resources,
+            kubernetes=request.kubernetes,
+            kueue=request.kueue,
+        )
+
+
 class WorkItem(_Doc):
-    """One Map item: an eval run (or one shard of it) or a probe, with the Job's name and where its result will be."""
+    """One Map item: an eval run (or one shard of it) or a probe, with its Job's name and image, and where its
+    result will be."""
 
     kind: Literal["eval", "probe"]
     job_name: str
     namespace: str
+    image: str = Field(description="The Job's container image (the suite's eval image, or the probe's)")
     result_uri: str
     heartbeat_s: int = Field(ge=1)
     timeout_s: int = Field(ge=1)
@@ -78,21 +108,22 @@ class PlanInput(_Doc):
 
 
 class PlanResult(Contract):
-    """What the state machine fans out: the request as resolved, then the two Map item lists."""
+    """What the state machine fans out: the request as resolved, the Job fields every item shares, then the
+    two Map item lists."""
 
     request: EvalRequest
     execution: str
     result_root: str = Field(description="Folder or prefix of this checkpoint and matrix's results and report")
+    job: JobFields
     eval_items: list[WorkItem]
     probe_items: list[WorkItem]
     max_concurrency: int = Field(ge=0)
 
 
 class SubmitInput(_Doc):
-    """job_submitter's input: one Map item, the request it belongs to, and the task token to call back with."""
+    """job_submitter's input: one Map item, the Job fields of its request, and the task token to call back with."""
 
-    request: EvalRequest
-    execution: str = Field(default="", description="Base of the Job names (the execution name)")
+    job: JobFields
     item: WorkItem
     task_token: str = Field(repr=False, min_length=1)
 
@@ -137,11 +168,9 @@ class StateError(_Doc):
 
 
 class RunFailureInput(_Doc):
-    """A Map item whose Task failed: the item, the request, and the caught error."""
+    """A Map item whose Task failed: the item (its Job's name and namespace) and the caught error."""
 
     action: Literal["explain_run"] = "explain_run"
-    request: EvalRequest
-    execution: str = ""
     item: WorkItem
     error: StateError
 
@@ -182,6 +211,7 @@ class AggregateInput(_Doc):
     request: EvalRequest
     execution: str = ""
     result_root: str
+    eval_items: list[WorkItem] = Field(description="The Plan's eval items: which shards each sharded run has")
     outcomes: list[list[RunOutcome]]
 
     def flat(self) -> list[RunOutcome]:
@@ -207,6 +237,10 @@ class PublishResult(_Doc):
     mlflow_error: str = ""
     message_id: str = ""
     email_subject: str = ""
+    already_sent: str = Field(
+        default="",
+        description="The same summary (checkpoint and content) went out before, so nothing was sent: what and when",
+    )
 
 
 class FailureNotifyInput(_Doc):

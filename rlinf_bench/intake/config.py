@@ -17,7 +17,8 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 from rlinf_bench.checkpoints.keys import DEFAULT_ROOT_PATTERN, compile_root_patterns
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import DEFAULT_PROBES as REQUEST_DEFAULT_PROBES
-from rlinf_bench.contracts.request import DEFAULT_SUITES, EvalMatrix, EvalRequest
+from rlinf_bench.contracts.request import EvalMatrix, EvalRequest
+from rlinf_bench.contracts.suite_names import DEFAULT_SUITES
 from rlinf_bench.contracts.versioned import describe_validation_error
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, InvalidRequestError, StorageError

@@ -29,6 +29,7 @@ from rlinf_bench.contracts import (
 from rlinf_bench.reporting.format import DECISIVE, human, pct, verdict_against
 from rlinf_bench.reporting.infra_rows import infra_checks
 from rlinf_bench.reporting.probe_scope import measured_scope
+from rlinf_bench.suites import BENCHMARKS, benchmark_of
 
 __all__ = ["ChecklistItem", "Status", "validation_checklist"]
 
@@ -146,18 +147,17 @@ def validation_checklist(
     for r in sorted(reports, key=lambda x: x.global_step if x.global_step is not None else -1):
         for p in r.probes:
             probes[p.probe] = p
+    # The brief's order: the benchmarks every checkpoint is evaluated on, the range check, then the optional ones.
+    ran = {
+        b.key: _suites_ran(b.checklist_item, [s for s in suites if benchmark_of(s.suite) == b], b.label)
+        for b in BENCHMARKS.values()
+    }
+    required = [ran[b.key] for b in BENCHMARKS.values() if not b.optional]
+    optional = [ran[b.key] for b in BENCHMARKS.values() if b.optional]
     return [
-        _suites_ran(
-            "LIBERO evaluation runs and produces per-task success rates",
-            [s for s in suites if s.suite.startswith("libero")],
-            "LIBERO",
-        ),
+        *required,
         _range_item("Success rates are in expected range (compare to paper)", latest),
-        _suites_ran(
-            "RoboTwin evaluation runs (if applicable)",
-            [s for s in suites if s.suite.startswith("robotwin")],
-            "RoboTwin",
-        ),
+        *optional,
         _probe_item("GPU utilization > 70% during policy updates", probes, ProbeName.GPU, {"util_update_pct"}),
         _probe_item("NCCL bandwidth matches expectations for instance type", probes, ProbeName.NCCL, {"busbw_gbps"}),
         _probe_item(

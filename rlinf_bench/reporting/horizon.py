@@ -1,4 +1,4 @@
-"""The RoboTwin horizon table in Markdown: our success rate per horizon group next to the brief's."""
+"""Task-group tables in Markdown (the brief's horizon table): our success rate per group next to the published."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rlinf_bench.baselines import get_baseline
 from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.reporting.text_safety import markdown as md
-from rlinf_bench.stats.groups import GroupRow, horizon_rows
+from rlinf_bench.stats.groups import GroupRow, group_tables
 
 __all__ = ["horizon_markdown", "horizon_section"]
 
@@ -25,14 +25,16 @@ def _ours(row: GroupRow) -> str:
     return text + ("" if row.complete else " (partial)")
 
 
-def horizon_markdown(rows: Sequence[GroupRow], baselines: Sequence[str] | None = None) -> str:
+def horizon_markdown(
+    rows: Sequence[GroupRow], baselines: Sequence[str] | None = None, *, dimension: str = "horizon"
+) -> str:
     """A Markdown table: group, tasks, runs, our SR (mean ± std over runs, %), each baseline and our delta.
 
     A row whose runs miss some of its tasks says which, and gets no delta: comparing a subset of a
     group with the source's group average would compare different tasks.
     """
     names = list(baselines) if baselines is not None else sorted({n for r in rows for n in r.baselines})
-    header = ["horizon", "tasks", "runs", "ours (SR %)"]
+    header = [dimension, "tasks", "runs", "ours (SR %)"]
     for name in names:
         header += [md(f"{get_baseline(name).model} ({name})"), "Δ pp"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -51,8 +53,8 @@ def horizon_markdown(rows: Sequence[GroupRow], baselines: Sequence[str] | None =
 
 
 def horizon_section(report: CheckpointReport) -> list[str]:
-    """Markdown lines of the RoboTwin horizon section of a checkpoint report; none without RoboTwin suites."""
-    rows = horizon_rows(report)
-    if not rows:
-        return []
-    return ["", "## RoboTwin 2.0 by horizon", "", horizon_markdown(rows)]
+    """Markdown lines of the task-group sections of a checkpoint report; none without grouped suites."""
+    lines: list[str] = []
+    for grouping, rows in group_tables(report):
+        lines += ["", f"## {grouping.title}", "", horizon_markdown(rows, dimension=grouping.dimension)]
+    return lines

@@ -135,7 +135,7 @@ def checkpoint_markdown(report: CheckpointReport) -> str:
                 f"> ⚠ runs disagree beyond binomial noise ({md(d.test)}, p = {pvalue(d.p_value)}): "
                 "check for nondeterminism or a faulty node.",
             ]
-    parts += horizon_section(report)  # RoboTwin only: the brief's horizon-group table
+    parts += horizon_section(report)  # benchmarks whose tasks group (the brief's horizon table) only
     parts += ["", "## Verdicts", "", verdict_table(report)]
     parts += changes_section(report) + flips_section(report) + task_flags_section(report) + [""]
     return "\n".join(parts)

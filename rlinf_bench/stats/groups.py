@@ -1,10 +1,10 @@
-"""RoboTwin results by horizon group (short / medium / long / extra-long), as the brief reports them.
+"""Results by task group, for the benchmarks whose catalogue entry groups their tasks (the brief's horizon table).
 
 A group's success rate in one run is the mean of its tasks' success rates (how the source computes
 its group columns), and a group is reported only from runs that cover every one of its tasks: a
-subset would be compared with a number computed over other tasks. Rows follow the brief: the four
-groups, its merged long + extra-long column, and the overall average of the twelve tasks. Each row is
-compared with the published group baselines where the source has one.
+subset would be compared with a number computed over other tasks. Rows follow the catalogue's grouping
+(:class:`rlinf_bench.suites.TaskGrouping`): its groups, its merged columns, and the overall average.
+Each row is compared with the published group baselines where the source has one.
 
 Standalone on purpose (plain RunResults in, plain rows out) so the aggregation pipeline can call it.
 """
@@ -18,22 +18,9 @@ from dataclasses import dataclass, field, replace
 from rlinf_bench.baselines import Baseline, get_baseline
 from rlinf_bench.contracts import CheckpointReport, RunResult, RunStatus
 from rlinf_bench.errors import ResultsMismatchError
-from rlinf_bench.robotwin import GROUP_ORDER, horizon_columns, horizon_groups, is_robotwin_suite
+from rlinf_bench.suites import Benchmark, GroupSpec, TaskGrouping, benchmark_of, task_groupings
 
-__all__ = ["DEFAULT_GROUP_BASELINES", "GroupRow", "horizon_rows", "tasks_by_run", "tasks_by_run_from_report"]
-
-#: The brief's RoboTwin table rows (group baselines keyed by the column suite ids).
-DEFAULT_GROUP_BASELINES = ("robotwin/openvla-oft-sft", "robotwin/rlinf")
-OVERALL = "overall"
-
-_LABELS = {
-    "short": "Short",
-    "medium": "Medium",
-    "long": "Long",
-    "extra_long": "Extra-long",
-    "long_xl": "Long+XL",
-    OVERALL: "Overall",
-}
+__all__ = ["GroupRow", "group_tables", "horizon_rows", "tasks_by_run", "tasks_by_run_from_report"]
 
 
 @dataclass(frozen=True)
@@ -69,15 +56,19 @@ class GroupRow:
         return 100.0 * self.mean - self.baselines[baseline]
 
 
-def tasks_by_run(results: Sequence[RunResult]) -> dict[int, dict[str, float]]:
-    """Run index -> task name -> success rate, over the complete RoboTwin runs.
+def _of(suite: str, benchmark: Benchmark) -> bool:
+    return benchmark_of(suite) == benchmark
+
+
+def tasks_by_run(results: Sequence[RunResult], benchmark: Benchmark) -> dict[int, dict[str, float]]:
+    """Run index -> task name -> success rate, over the complete runs of ``benchmark``'s suites.
 
     A task evaluated twice in one run index (two suites covering it) is ambiguous and refused.
     """
     out: dict[int, dict[str, float]] = {}
     where: dict[tuple[int, str], str] = {}
     for r in results:
-        if not is_robotwin_suite(r.suite) or r.status is not RunStatus.COMPLETE:
+        if not _of(r.suite, benchmark) or r.status is not RunStatus.COMPLETE:
             continue
         per_task = out.setdefault(r.run_index, {})
         for t in r.tasks:
@@ -92,11 +83,11 @@ def tasks_by_run(results: Sequence[RunResult]) -> dict[int, dict[str, float]]:
     return out
 
 
-def tasks_by_run_from_report(report: CheckpointReport) -> dict[int, dict[str, float]]:
-    """The same mapping from an aggregated report (complete runs of its RoboTwin suites)."""
+def tasks_by_run_from_report(report: CheckpointReport, benchmark: Benchmark) -> dict[int, dict[str, float]]:
+    """The same mapping from an aggregated report (complete runs of its suites of ``benchmark``)."""
     out: dict[int, dict[str, float]] = {}
     for suite in report.suites:
-        if not is_robotwin_suite(suite.suite):
+        if not _of(suite.suite, benchmark):
             continue
         for pos, run in enumerate(suite.runs):
             if run.status is not RunStatus.COMPLETE:
@@ -109,53 +100,67 @@ def tasks_by_run_from_report(report: CheckpointReport) -> dict[int, dict[str, fl
     return out
 
 
-def _row(key: str, tasks: Sequence[str], by_run: dict[int, dict[str, float]]) -> GroupRow:
+def _row(spec: GroupSpec, by_run: dict[int, dict[str, float]]) -> GroupRow:
     rates: dict[int, float] = {}
     missing: dict[int, tuple[str, ...]] = {}
     for run_index, per_task in sorted(by_run.items()):
-        present = [t for t in tasks if t in per_task]
+        present = [t for t in spec.tasks if t in per_task]
         if not present:
             continue  # this run evaluated other groups only
-        absent = tuple(t for t in tasks if t not in per_task)
+        absent = tuple(t for t in spec.tasks if t not in per_task)
         if absent:
             missing[run_index] = absent
             continue
-        rates[run_index] = statistics.fmean(per_task[t] for t in tasks)
-    return GroupRow(key, _LABELS.get(key, key), tuple(tasks), rates, missing)
+        rates[run_index] = statistics.fmean(per_task[t] for t in spec.tasks)
+    return GroupRow(spec.key, spec.label, spec.tasks, rates, missing)
 
 
-def _baseline_values(key: str, baselines: Sequence[Baseline]) -> dict[str, float]:
-    column = f"robotwin_{key}"
+def _baseline_values(spec: GroupSpec, baselines: Sequence[Baseline]) -> dict[str, float]:
+    """Each baseline's published value of the row: its column, or (a row without one) the table's average."""
     out: dict[str, float] = {}
     for b in baselines:
-        if key == OVERALL and b.average is not None:
+        if not spec.baseline_column and b.average is not None:
             out[b.name] = b.average
-        elif column in b.values:
-            out[b.name] = b.values[column]
+        elif spec.baseline_column in b.values:
+            out[b.name] = b.values[spec.baseline_column]
     return out
+
+
+def group_rows(
+    results: Sequence[RunResult] | CheckpointReport,
+    benchmark: Benchmark,
+    grouping: TaskGrouping,
+    baselines: Sequence[Baseline] | None = None,
+) -> list[GroupRow]:
+    """The grouping's table for ``benchmark``: one row per group the runs touched, in the grouping's order.
+
+    ``results`` are RunResults (any suites, any runs) or an aggregated CheckpointReport. ``baselines``
+    defaults to the grouping's published group tables.
+    """
+    if baselines is None:
+        baselines = [get_baseline(n) for n in grouping.default_baselines]
+    if isinstance(results, CheckpointReport):
+        by_run = tasks_by_run_from_report(results, benchmark)
+    else:
+        by_run = tasks_by_run(results, benchmark)
+    rows = []
+    for spec in grouping.rows:
+        row = _row(spec, by_run)
+        if row.run_rates or row.missing:
+            rows.append(replace(row, baselines=_baseline_values(spec, baselines)))
+    return rows
+
+
+def group_tables(
+    results: Sequence[RunResult] | CheckpointReport,
+) -> list[tuple[TaskGrouping, list[GroupRow]]]:
+    """Every catalogue grouping with its rows, for the benchmarks the results touch."""
+    tables = [(g, group_rows(results, b, g)) for b, g in task_groupings()]
+    return [(g, rows) for g, rows in tables if rows]
 
 
 def horizon_rows(
     results: Sequence[RunResult] | CheckpointReport, baselines: Sequence[Baseline] | None = None
 ) -> list[GroupRow]:
-    """The horizon table: short, medium, long, extra_long, the brief's merged columns, overall.
-
-    ``results`` are RunResults (any RoboTwin suites, any runs) or an aggregated CheckpointReport.
-    Rows no run touched are left out. ``baselines`` defaults to the brief's two group tables.
-    """
-    if baselines is None:
-        baselines = [get_baseline(n) for n in DEFAULT_GROUP_BASELINES]
-    by_run = tasks_by_run_from_report(results) if isinstance(results, CheckpointReport) else tasks_by_run(results)
-    groups = horizon_groups()
-    wanted: list[tuple[str, list[str]]] = [(g, list(groups[g].tasks)) for g in GROUP_ORDER]
-    for column, members in horizon_columns().items():
-        key = column.removeprefix("robotwin_")
-        if key not in groups:  # a merged column such as long_xl
-            wanted.append((key, [t for m in members for t in groups[m].tasks]))
-    wanted.append((OVERALL, [t for g in GROUP_ORDER for t in groups[g].tasks]))
-    rows = []
-    for key, tasks in wanted:
-        row = _row(key, tasks, by_run)
-        if row.run_rates or row.missing:
-            rows.append(replace(row, baselines=_baseline_values(key, baselines)))
-    return rows
+    """The rows of every catalogue grouping the results touch (today one: the brief's horizon table)."""
+    return [row for b, g in task_groupings() for row in group_rows(results, b, g, baselines)]

@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rlinf_bench.contracts import Provenance, ProvenanceChange, SuiteReport
+from rlinf_bench.suites import simulator_packages
 
 __all__ = ["DIFF_PACKAGES", "UNKNOWN", "changes_line", "environment_changes", "provenance_fields"]
 
 UNKNOWN = "unknown"
 DIFF_PACKAGES = ("torch", "transformers", "robosuite", "mujoco", "rlinf")
-_SIMULATOR_PACKAGES = ("rlinf-libero", "libero", "robotwin", "sapien")
 _POLICY_KEYS = {
     "precision": ("precision",),
     "chunk size": ("chunk_size", "num_action_chunks"),
@@ -62,7 +62,7 @@ def _policy(keys: tuple[str, ...]) -> Getter:
 
 def _getters() -> list[tuple[str, str, Getter]]:
     out: list[tuple[str, str, Getter]] = [(f"package {pkg}", "packages", _package(pkg)) for pkg in DIFF_PACKAGES]
-    out += [(f"package {pkg}", "simulator", _package(pkg)) for pkg in _SIMULATOR_PACKAGES]
+    out += [(f"package {pkg}", "simulator", _package(pkg)) for pkg in simulator_packages()]
     out.append(("rendering backend", "simulator", lambda p: p.rendering_backend or None))
     out += [(f"policy {label}", "policy", _policy(keys)) for label, keys in _POLICY_KEYS.items()]
     out.append(("image digest", "infrastructure", lambda p: p.image_digest))

@@ -1,5 +1,5 @@
 """Ctrl-C during ``rlinf-bench pipeline``: the Jobs stop, the execution is marked interrupted, and the same
-command run again keeps the finished runs instead of redoing them."""
+command run again keeps the finished runs instead of redoing them; run once more, it sends its summary once."""
 
 from __future__ import annotations
 
@@ -62,3 +62,14 @@ def test_ctrl_c_marks_the_execution_interrupted_and_a_rerun_keeps_the_finished_r
     assert execution["status"] == "SUCCEEDED" and execution["runs_done"] == 2
     r0_log = next(iter(out.glob("jobs/*/*-r0/log.txt"))).read_text()
     assert "already complete; nothing to run" in r0_log  # run 0 was not redone
+    assert len(again.json()["outbox"]["email"]) == 1 and len(again.json()["outbox"]["slack"]) == 1
+
+    # The same command once more: the same verdict on the same checkpoint is not sent a second time.
+    third = rlinf_bench(*args, "--json")
+    assert third.returncode == 0, third.stderr[-3000:]
+    (execution,) = third.json()["executions"]
+    assert " was sent at " in execution["already_sent"]
+    assert third.json()["outbox"] == {"email": [], "slack": []}
+    assert "not sent again" in third.stderr
+    assert len(list((out / "outbox" / "email").glob("*.txt"))) == 1
+    assert len(list((out / "outbox" / "slack").glob("*.json"))) == 1

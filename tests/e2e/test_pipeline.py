@@ -79,7 +79,7 @@ def test_pipeline_publishes_a_demo_checkpoint_to_mlflow_the_report_email_and_sla
     assert_published(doc, out)
     assert doc["tracking_uri"] == f"sqlite:///{out.resolve() / 'mlflow.db'}"
     assert len(checkpoint_runs(doc["tracking_uri"])) == 1  # the brief's query finds the run
-    assert "DefinitionSubstitutions" in cli.stderr  # the moto adaptations are listed
+    assert "adaptations of template.yaml for moto; -v lists them" in cli.stderr  # the moto adaptations, counted
     assert not PROGRESS.search(cli.stderr)  # --json: no progress line
     assert_videos_linked_and_logged(out, doc["tracking_uri"])
     status = rlinf_bench("status", "--out", str(out), "--json")

@@ -90,17 +90,18 @@ def derived_events() -> dict[str, dict[str, Any]]:
         "libero_10, libero_90",
     )
     return {
-        "job_submitter.json": _doc(SubmitInput(request=request, execution=execution, item=item, task_token=token))
-        | {"task_token": token},
-        "failure_notifier-explain_run.json": _doc(
-            RunFailureInput(request=request, execution=execution, item=item, error=heartbeat)
-        ),
+        "job_submitter.json": _doc(SubmitInput(job=planned.job, item=item, task_token=token)) | {"task_token": token},
+        "failure_notifier-explain_run.json": _doc(RunFailureInput(item=item, error=heartbeat)),
         "failure_notifier-notify.json": _doc(
             FailureNotifyInput(request=request, execution=execution, stage="plan", error=plan_error)
         ),
         "results_aggregator.json": _doc(
             AggregateInput(
-                request=request, execution=execution, result_root=planned.result_root, outcomes=[evals, probes]
+                request=request,
+                execution=execution,
+                result_root=planned.result_root,
+                eval_items=planned.eval_items,
+                outcomes=[evals, probes],
             )
         ),
     }
@@ -183,7 +184,7 @@ def test_given_the_submitter_event_then_its_job_reaches_the_cluster_with_token_a
     job = fake.cluster.objects["jobs"][("rlinf-eval", result["job_name"])]
     env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert "EXAMPLE-TASK-TOKEN" in env.values()
-    assert env["IMAGE_DIGEST"] == doc["request"]["image"].split("@")[1]
+    assert env["IMAGE_DIGEST"] == doc["item"]["image"].split("@")[1]
 
 
 def test_given_a_wrong_cluster_name_then_the_first_submit_fails_naming_it(aws: None) -> None:

@@ -98,3 +98,21 @@ def test_given_a_launcher_whose_peer_never_comes_when_joining_then_fail_reports_
     rc, result = cli("nccl", "--backend", "gloo", "--rendezvous-timeout-s", "2", env=env)
     assert result.verdict == ProbeVerdict.FAIL and rc == 1
     assert "rendezvous" in result.reason and f"127.0.0.1:{port}" in result.reason
+
+
+def test_given_a_sweep_then_each_size_is_reported_on_stderr_as_it_finishes_and_stdout_holds_the_result() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "infra_probes", "nccl", *SMALL, "--iters", "2", "--warmup", "0", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+
+    sizes = [
+        line for line in proc.stderr.splitlines() if line.startswith("nccl: ") and "all-reduce over 2 ranks" in line
+    ]
+    assert [line.split(" all-reduce")[0] for line in sizes] == ["nccl: 4 KiB", "nccl: 32 KiB", "nccl: 256 KiB"]
+    assert sizes[-1].endswith("(3/3)") and "busbw" in sizes[-1]
+    assert ProbeResult.from_json(proc.stdout).probe == "nccl"  # stdout: the result alone

@@ -98,7 +98,7 @@ def test_given_a_read_error_when_probed_then_the_file_is_still_removed(
         assert path.exists()  # the written file is there while reading
         raise ProbeError(f"reading {path} failed: injected")
 
-    monkeypatch.setattr(storage, "_read", broken_read)
+    monkeypatch.setattr(storage, "read_timed", broken_read)
     result = run("storage", "--path", str(disk_dir), "--size", "8M", "--block-size", "4M")
     assert result.verdict == ProbeVerdict.FAIL and "injected" in result.reason
     assert leftovers(disk_dir) == []

@@ -17,7 +17,7 @@ import pytest
 
 from rlinf_bench.contracts import CheckpointRef, EvalRequest, ProbeResult, ProbeSpec, ProbeVerdict
 from rlinf_k8s.container import local_command
-from rlinf_k8s.jobs import probe_job
+from rlinf_k8s.jobs import jobs_for_request
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -38,7 +38,7 @@ def test_given_a_two_node_nccl_probe_job_when_both_indexes_run_then_torchrun_joi
         probes=[ProbeSpec(name="nccl", nodes=2, gpus_per_node=1, args=[*args, "--target", "busbw_gbps>=0"])],
         output_prefix=str(tmp_path),
     )
-    bundle = probe_job(request, request.probes[0])
+    (bundle,) = jobs_for_request(request)
     endpoint, port = f"{bundle.name}-0.{bundle.name}:29500", _free_port()
 
     procs = []

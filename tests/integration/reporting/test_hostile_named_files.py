@@ -179,7 +179,9 @@ def test_no_file_outside_the_runs_results_reaches_the_site_mlflow_or_the_local_r
     storage = Storage(S3Objects(s3))
 
     aggregated = aggregate(
-        AggregateInput(request=request, result_root=root, outcomes=[_outcomes(s3, request, root, local), []]),
+        AggregateInput(
+            request=request, eval_items=[], result_root=root, outcomes=[_outcomes(s3, request, root, local), []]
+        ),
         storage=storage,
     )
     _tamper_stored_report(s3, aggregated.report_uri, local)

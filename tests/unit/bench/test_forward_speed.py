@@ -27,7 +27,7 @@ def test_an_unknown_backbone_is_refused_naming_the_known_ones() -> None:
 @pytest.mark.parametrize(
     ("name", "kind"),
     [
-        # names the H200 profile of 2026-12-04 printed (docs/performance.md)
+        # names the H200 profile of 2026-12-04 printed (bench/LOG.md)
         ("nvjet_sm90_tst_256x152_64x4_1x2_h_bz_coopA_NNT", "matrix products"),
         ("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128", "attention"),
         # Inductor's rotary kernel is named after the attention its output feeds; it is elementwise work

@@ -49,14 +49,14 @@ def test_a_probe_job_without_the_probes_required_arguments_is_not_built(name: Pr
         pytest.skip(f"{name} starts without arguments")
     request = make_request(probes=[ProbeSpec(name=name)])
     with pytest.raises(InvalidRequestError, match=STARTABLE_ARGS[name][0]):
-        jobs.probe_job(request, request.probes[0])
+        jobs.jobs_for_request(request)
 
 
 @pytest.mark.parametrize("name", ALL)
 def test_every_probe_name_gets_a_job_that_runs_its_command(name: ProbeName) -> None:
     request = make_request(probes=[ProbeSpec(name=name, args=STARTABLE_ARGS[name])])
 
-    bundle = jobs.probe_job(request, request.probes[0])
+    (bundle,) = [b for b in jobs.jobs_for_request(request) if b.kind == "probe"]
 
     job = yaml.safe_load(yaml.safe_dump(bundle.manifests()[-1]))  # plain strings in the manifest, not enums
     command = job["spec"]["template"]["spec"]["containers"][0]["command"]

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from eval_runner.batching import LOCKSTEP, BatchPolicy
+from eval_runner.batching import BatchPolicy
 from eval_runner.policies.base import ObservationSpec, Policy
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
@@ -151,13 +151,11 @@ def test_given_a_straggling_worker_then_the_others_finish_episodes_while_it_has_
     assert any(batch == ["t0-s1-a0"] for batch in policy.batches)
 
 
-def test_given_lockstep_batching_then_a_call_waits_for_every_stepping_worker() -> None:
-    lockstep = BatchPolicy(window_s=LOCKSTEP)
-    assert not lockstep.due(ready=1, oldest_ready_at=0.0, more_coming=True, now=1e9)
-    assert lockstep.due(ready=1, oldest_ready_at=0.0, more_coming=False, now=0.0)
+def test_given_a_batch_window_then_a_call_waits_for_more_rows_until_it_closes_or_no_row_can_come() -> None:
     free = BatchPolicy()
     assert free.due(ready=1, oldest_ready_at=0.0, more_coming=True, now=0.0)
     windowed = BatchPolicy(window_s=0.005, max_batch=3)
+    assert windowed.due(ready=1, oldest_ready_at=1.0, more_coming=False, now=1.0)  # no worker is stepping
     assert not windowed.due(ready=2, oldest_ready_at=1.0, more_coming=True, now=1.001)
     assert windowed.due(ready=2, oldest_ready_at=1.0, more_coming=True, now=1.006)
     assert windowed.due(ready=3, oldest_ready_at=1.0, more_coming=True, now=1.0)
@@ -354,11 +352,12 @@ def test_given_a_worker_waiting_for_a_reset_then_it_builds_the_scene_meanwhile_a
         assert after[0] == ("load", task) and after[1:2] in ([], [("start", task)]), after
     assert builder.counters.scenes_prepared == 2
 
+    # one worker never waits for another's reset, so it builds nothing ahead: the episodes are the same
     Sends.sent = []
-    unprepared, builder_off, p_unprepared = rollout(tmp_path, 3, trials=6, handle=Sends, prepare_scenes=False)
+    alone, builder_alone, p_alone = rollout(tmp_path, 1, trials=6, handle=Sends)
     assert not [kind for _, kind, _ in Sends.sent if kind == "load"]
-    assert builder_off.counters.scenes_prepared == 0
-    assert _episodes(prepared) == _episodes(unprepared)
-    assert isinstance(p_prepared, RowWise) and isinstance(p_unprepared, RowWise)
-    for episode_id, rows in p_unprepared.seen.items():
+    assert builder_alone.counters.scenes_prepared == 0
+    assert _episodes(prepared) == _episodes(alone)
+    assert isinstance(p_prepared, RowWise) and isinstance(p_alone, RowWise)
+    for episode_id, rows in p_alone.seen.items():
         assert np.array_equal(np.stack(rows), np.stack(p_prepared.seen[episode_id])), episode_id

@@ -182,3 +182,13 @@ def test_given_list_tasks_then_ids_names_and_instructions_are_printed_and_nothin
     assert rc == 0 and not (tmp_path / "r.json").exists()
     assert out.startswith("libero_goal: 10 tasks, 50 initial states each, max steps 300")
     assert '  0  open_the_middle_drawer_of_the_cabinet\n     "open the middle drawer of the cabinet"' in out
+
+
+@pytest.mark.parametrize("window", ["inf", "nan", "-5"])
+def test_given_a_batch_window_that_is_not_a_finite_number_of_milliseconds_then_the_parser_refuses_it(
+    window: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        _args("--batch-window-ms", window)
+    assert exit_info.value.code == 2
+    assert f"--batch-window-ms: {window}: give a finite number of milliseconds, 0 or more" in capsys.readouterr().err

@@ -27,7 +27,9 @@ def test_given_a_run_that_fails_in_the_loop_then_its_error_is_printed_once_with_
     out = tmp_path / "r.json"
 
     with caplog.at_level(logging.INFO):
-        rc = main(["evaluate", str(missing), "--policy", "builtin:demo", "--out", str(out), "--no-progress"])
+        # A short run: a long one says first how long it would take (eval_runner.run_estimate), not an error.
+        short = ["--tasks", "0", "--trials", "2"]
+        rc = main(["evaluate", str(missing), *short, "--policy", "builtin:demo", "--out", str(out), "--no-progress"])
 
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2

@@ -12,7 +12,7 @@ import pytest
 from eval_runner.sim_canary import CANARY, Fingerprint, compare, load_reference, parse_perturb
 from rlinf_bench.doctor.context import DoctorContext
 from rlinf_bench.doctor.model import CheckStatus
-from rlinf_doctor import checks_canary
+from rlinf_doctor import canary_runner, checks_canary
 from rlinf_doctor.check_runner import run_doctor
 
 
@@ -65,7 +65,7 @@ def _fake_child(monkeypatch: pytest.MonkeyPatch, verdict: dict[str, Any]) -> Non
         doc = {"verdict": verdict, "fingerprint": ref.model_dump()}
         return subprocess.CompletedProcess(cmd, 0 if verdict["ok"] else 1, json.dumps(doc) + "\n", "")
 
-    monkeypatch.setattr(checks_canary.subprocess, "run", run)
+    monkeypatch.setattr(canary_runner.subprocess, "run", run)
 
 
 def test_given_doctor_only_canary_and_a_moved_episode_then_it_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,7 +81,7 @@ def test_given_doctor_only_canary_and_a_moved_episode_then_it_fails_naming_it(mo
 
 
 def test_given_doctor_without_only_canary_then_the_canary_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checks_canary.subprocess, "run", lambda *a, **k: pytest.fail("the canary ran"))
+    monkeypatch.setattr(canary_runner.subprocess, "run", lambda *a, **k: pytest.fail("the canary ran"))
     result = checks_canary.check_sim_canary(DoctorContext(only=[]))
     assert result.status is CheckStatus.SKIP and "--only canary" in (result.fix or "")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from infra_probes import sim_canary
+from eval_runner.sim_canary import CANARY
 from infra_probes.probe_cli import build_parser, execute
 from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_aws.state_plan import plan
@@ -18,6 +18,7 @@ from rlinf_bench.contracts.request import DEFAULT_PROBES
 from rlinf_bench.contracts.workflow import PlanInput, SubmitInput
 from rlinf_bench.errors import InvalidRequestError
 from rlinf_bench.request_checks import validate_request
+from rlinf_doctor import canary_runner as canary
 
 EVAL_IMAGE = "eval@sha256:" + "a" * 64
 PROBE_IMAGE = "probe@sha256:" + "b" * 64
@@ -43,14 +44,14 @@ def test_a_requested_canary_is_planned_beside_the_eval_jobs_and_runs_in_the_eval
     out = plan(PlanInput(request=_request(), execution="exec-1"), SETTINGS)
     (item,) = [i for i in out.probe_items if i.probe and i.probe.name == "sim_canary"]
     assert item.kind == "probe" and item.result_uri.endswith("sim_canary.json")
-    bundle = build_job(SubmitInput(request=out.request, execution="exec-1", item=item, task_token="t"), SETTINGS)
+    bundle = build_job(SubmitInput(job=out.job, item=item, task_token="t"), SETTINGS)
     container = bundle.job.spec.template.spec.containers[0]
     assert container.image == EVAL_IMAGE
     assert container.command[:4] == ["python", "-m", "infra_probes", "sim_canary"]
     assert "--out" in container.command
     assert "nvidia.com/gpu" not in (container.resources.limits or {})
     (gpu,) = [i for i in out.probe_items if i.probe and i.probe.name == "gpu"]
-    gpu_job = build_job(SubmitInput(request=out.request, execution="exec-1", item=gpu, task_token="t"), SETTINGS)
+    gpu_job = build_job(SubmitInput(job=out.job, item=gpu, task_token="t"), SETTINGS)
     assert gpu_job.job.spec.template.spec.containers[0].image == PROBE_IMAGE
 
 
@@ -61,7 +62,9 @@ def test_a_canary_without_an_eval_image_is_refused_naming_the_field() -> None:
 
 
 def _doc(moved: list[str]) -> dict[str, Any]:
+    """What ``python -m eval_runner.sim_canary --json`` prints: a verdict and the fingerprint of 4 episodes."""
     versions = {"mujoco": "3.3.7"}
+    episode = {"task_id": 0, "init_state": 0, "success": True, "steps": 60, "state_sha256": {}}
     return {
         "verdict": {
             "ok": not moved,
@@ -70,7 +73,12 @@ def _doc(moved: list[str]) -> dict[str, Any]:
             "versions_reference": versions,
             "summary": f"{len(moved)} of 4 canary episodes moved" if moved else "all 4 canary episodes match",
         },
-        "fingerprint": {"episodes": [{}] * 4, "wall_s": 12.5},
+        "fingerprint": {
+            "canary": CANARY.model_dump(mode="json"),
+            "versions": versions,
+            "episodes": [episode] * 4,
+            "wall_s": 12.5,
+        },
     }
 
 
@@ -82,7 +90,7 @@ def test_the_probe_runs_the_canary_and_judges_its_moved_episodes(
         assert cmd[1:] == ["-m", "eval_runner.sim_canary", "--json"]
         return subprocess.CompletedProcess(cmd, int(bool(moved)), stdout="log\n" + json.dumps(_doc(moved)), stderr="")
 
-    monkeypatch.setattr(sim_canary.subprocess, "run", fake_run)
+    monkeypatch.setattr(canary.subprocess, "run", fake_run)
     result = execute(build_parser().parse_args(["sim_canary", "--json"]))
     assert result.verdict == verdict
     assert result.values["moved_episodes"].value == len(moved)
@@ -96,6 +104,6 @@ def test_where_libero_is_missing_the_probe_is_not_available(monkeypatch: pytest.
     def fake_run(cmd: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
         return subprocess.CompletedProcess(cmd, 1, stdout="", stderr="ModuleNotFoundError: No module named 'libero'")
 
-    monkeypatch.setattr(sim_canary.subprocess, "run", fake_run)
+    monkeypatch.setattr(canary.subprocess, "run", fake_run)
     result = execute(build_parser().parse_args(["sim_canary"]))
     assert result.verdict == ProbeVerdict.NOT_AVAILABLE and "eval image" in result.reason

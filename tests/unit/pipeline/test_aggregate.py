@@ -35,7 +35,9 @@ def ok(tmp_path: Path, i: int, run: RunResult | None = None) -> RunOutcome:
 
 def aggregated(tmp_path: Path, outcomes: list[RunOutcome]) -> tuple[AggregateResult, CheckpointReport]:
     out = aggregate(
-        AggregateInput(request=request(tmp_path), result_root=str(tmp_path / "root"), outcomes=[outcomes, []]),
+        AggregateInput(
+            request=request(tmp_path), eval_items=[], result_root=str(tmp_path / "root"), outcomes=[outcomes, []]
+        ),
         storage=Storage(),
     )
     return out, CheckpointReport.load(out.report_uri)
@@ -94,7 +96,8 @@ def test_a_missing_and_a_corrupt_result_fail_their_runs_naming_the_file(tmp_path
     ]
     req = request(tmp_path)
     out = aggregate(
-        AggregateInput(request=req, result_root=str(tmp_path / "root"), outcomes=[outcomes, []]), storage=Storage()
+        AggregateInput(request=req, eval_items=[], result_root=str(tmp_path / "root"), outcomes=[outcomes, []]),
+        storage=Storage(),
     )
     assert not out.complete
     assert any("gone.json" in line and "does not exist" in line for line in out.failed_runs)
@@ -116,7 +119,7 @@ def test_when_every_run_failed_nothing_is_published(tmp_path: Path) -> None:
     ]
     with pytest.raises(AllRunsFailedError, match="all 3 eval runs"):
         aggregate(
-            AggregateInput(request=request(tmp_path), result_root=str(tmp_path), outcomes=[failed, []]),
+            AggregateInput(request=request(tmp_path), eval_items=[], result_root=str(tmp_path), outcomes=[failed, []]),
             storage=Storage(),
         )
 
@@ -140,7 +143,8 @@ def test_the_report_carries_the_requests_origin_and_its_verdict_names_that_lever
     ]
     outcomes = [ok(tmp_path, i, run) for i, run in enumerate(short)]
     out = aggregate(
-        AggregateInput(request=req, result_root=str(tmp_path / "root"), outcomes=[outcomes, []]), storage=Storage()
+        AggregateInput(request=req, eval_items=[], result_root=str(tmp_path / "root"), outcomes=[outcomes, []]),
+        storage=Storage(),
     )
     report = CheckpointReport.load(out.report_uri)
 

@@ -8,7 +8,6 @@ from rlinf_aws.eval_results import failure_line
 from rlinf_aws.state_notify_failure import explain_run_failure
 from rlinf_bench.contracts.workflow import RunFailureInput, StateError
 from rlinf_k8s.submitter import JobState, JobStatus
-from tests.unit.pipeline.test_aggregate import request
 from tests.unit.pipeline.test_queued_too_long import eval_item
 
 
@@ -25,7 +24,7 @@ class _StillExiting:
 def _explain(tmp_path: Path, error: StateError) -> str:
     item = eval_item(tmp_path)
     outcome = explain_run_failure(
-        RunFailureInput(request=request(tmp_path), item=item, error=error),
+        RunFailureInput(item=item, error=error),
         submitter_factory=lambda: _StillExiting(),  # type: ignore[arg-type,return-value]
     )
     return failure_line(outcome)

@@ -111,6 +111,23 @@ def test_too_many_trials_fail_at_plan_naming_trials_and_the_suites_limit(suite: 
     assert f"trials_per_task={limit + 1}" in message and f"at most {limit}" in message and suite in message
 
 
+def test_a_plan_step_functions_could_not_carry_is_refused_at_plan_naming_what_to_change() -> None:
+    runs = 40
+    req = request(suites=[SuiteSelection(name="libero_90")], runs=runs, seeds=list(range(runs)), shards=90)
+    with pytest.raises(InvalidRequestError) as info:
+        plan(PlanInput(request=req), SETTINGS)
+    message = str(info.value)
+    assert f"{runs * 90} eval Jobs" in message and "262,144" in message and "fewer suites, runs or shards" in message
+
+
+def test_the_map_items_share_one_copy_of_the_job_fields_and_carry_their_own_image() -> None:
+    req = request(robotwin_image="rt@sha256:" + "c" * 64)
+    out = plan(PlanInput(request=req, execution=execution_name(req)), SETTINGS)
+    assert out.job.request_id == req.request_id and out.job.kubernetes == out.request.kubernetes
+    assert {i.image for i in out.eval_items} == {SETTINGS.eval_image}
+    assert {i.image for i in out.probe_items} == {SETTINGS.probe_image}
+
+
 def test_old_trials_field_of_an_eval_run_still_reads() -> None:
     run = request().expand()[0]
     old = run.model_dump(mode="json")

@@ -32,7 +32,9 @@ def test_a_probe_value_of_infinity_fails_the_probe_by_field_and_the_report_reads
     probe = RunOutcome(status=OutcomeStatus.SUCCEEDED, kind="probe", probe="storage", result_uri=str(probe_file))
     runs = [ok(tmp_path, i) for i in range(3)]
     out = aggregate(
-        AggregateInput(request=request(tmp_path), result_root=str(tmp_path / "root"), outcomes=[runs, [probe]]),
+        AggregateInput(
+            request=request(tmp_path), eval_items=[], result_root=str(tmp_path / "root"), outcomes=[runs, [probe]]
+        ),
         storage=Storage(),
     )
     assert any("probe.json" in line and "values.read_gbps.value: Infinity" in line for line in out.failed_runs)

@@ -8,7 +8,6 @@ from rlinf_aws.state_notify_failure import explain_run_failure
 from rlinf_bench.contracts.workflow import RunFailureInput, StateError, WorkItem
 from rlinf_k8s.queue_sentinel import QUEUE_ERROR
 from rlinf_k8s.submitter import JobState, JobStatus
-from tests.unit.pipeline.test_aggregate import request
 
 
 def eval_item(tmp_path: Path) -> WorkItem:
@@ -17,6 +16,7 @@ def eval_item(tmp_path: Path) -> WorkItem:
         kind="eval",
         job_name="eval-x-r0",
         namespace="rlinf-eval",
+        image="rlinf-eval:test",
         result_uri=str(tmp_path / "r.json"),
         heartbeat_s=60,
         timeout_s=60,
@@ -42,7 +42,7 @@ def test_given_a_run_queued_past_its_limit_then_the_outcome_names_the_queue_and_
     item = eval_item(tmp_path)
     cause = "queued for 121 min behind rlinf-eval: never admitted within the queueing limit of 120 min"
     outcome = explain_run_failure(
-        RunFailureInput(request=request(tmp_path), item=item, error=StateError(Error=QUEUE_ERROR, Cause=cause)),
+        RunFailureInput(item=item, error=StateError(Error=QUEUE_ERROR, Cause=cause)),
         submitter_factory=lambda: cluster,  # type: ignore[arg-type,return-value]
     )
     assert outcome.error == QUEUE_ERROR and "behind rlinf-eval: never admitted" in outcome.cause

@@ -40,7 +40,7 @@ def test_the_embedded_default_links_the_local_page_and_nothing_without_a_site() 
 def test_publish_puts_the_link_in_the_message_and_not_in_the_stored_report(tmp_path: Path) -> None:
     runs = [ok(tmp_path, i) for i in range(3)]
     out = aggregate(
-        AggregateInput(request=request(tmp_path), result_root=str(tmp_path / "root"), outcomes=[runs]),
+        AggregateInput(request=request(tmp_path), eval_items=[], result_root=str(tmp_path / "root"), outcomes=[runs]),
         storage=Storage(),
     )
     sns = RecordingSns()

@@ -8,7 +8,7 @@ import pytest
 
 from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_aws.state_aggregate import aggregate
-from rlinf_aws.state_plan import plan
+from rlinf_aws.state_plan import eval_items, plan
 from rlinf_bench.contracts import CheckpointRef, CheckpointReport, EvalRequest, RunResult, RunStatus, SuiteSelection
 from rlinf_bench.contracts.layout import run_result_uri
 from rlinf_bench.contracts.workflow import AggregateInput, OutcomeStatus, PlanInput, RunOutcome
@@ -45,6 +45,22 @@ def test_shards_1_plans_exactly_the_items_it_always_did() -> None:
         (eval_job_name("ex", r.suite, r.run_index), r.output_uri, None, None)
         for r in out.request.expand(out.result_root)
     ]
+
+
+def test_each_suites_task_weights_are_computed_once_for_all_its_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlinf_bench import sharding
+
+    weighed: list[str] = []
+    real = sharding.task_weights
+
+    def counting(selection: SuiteSelection, trials: int) -> dict[int, int]:
+        weighed.append(selection.name)
+        return real(selection, trials)
+
+    monkeypatch.setattr(sharding, "task_weights", counting)
+    request = EvalRequest(checkpoint=CKPT, suites=["libero_10", "libero_goal"], baselines=[], probes=[], shards=2)
+    shards = expand_shards(request, "s3://b/results/x")
+    assert len(shards) == 2 * 3 * 2 and weighed == ["libero_10", "libero_goal"]
 
 
 def test_a_run_split_in_3_shards_is_3_jobs_of_whole_tasks_with_their_own_names_and_files() -> None:
@@ -97,7 +113,10 @@ def _write_shards(request: EvalRequest, root: str, skip: set[str] = frozenset())
 
 
 def _aggregate(request: EvalRequest, root: str, outcomes: list[RunOutcome]) -> tuple[bool, list[str], CheckpointReport]:
-    out = aggregate(AggregateInput(request=request, result_root=root, outcomes=[outcomes, []]), storage=Storage())
+    items = eval_items(request, root, "ex")  # the Plan state's items: the shards each run has
+    out = aggregate(
+        AggregateInput(request=request, eval_items=items, result_root=root, outcomes=[outcomes, []]), storage=Storage()
+    )
     return out.complete, out.failed_runs, CheckpointReport.load(out.report_uri)
 
 

@@ -42,7 +42,9 @@ def test_result_files_with_thousands_of_invalid_fields_keep_the_aggregate_output
         for i in range(200)
     ]
     out = aggregate(
-        AggregateInput(request=request(tmp_path), result_root=str(tmp_path / "root"), outcomes=[outcomes, probes]),
+        AggregateInput(
+            request=request(tmp_path), eval_items=[], result_root=str(tmp_path / "root"), outcomes=[outcomes, probes]
+        ),
         storage=Storage(),
     )
     assert utf8_len(out.model_dump_json()) <= SFN_STATE_OUTPUT_MAX_BYTES
@@ -58,11 +60,17 @@ def test_result_files_with_thousands_of_invalid_fields_keep_the_aggregate_output
 
 def test_a_job_cause_of_32_kib_is_cut_in_the_run_outcome_naming_the_execution_history(tmp_path: Path) -> None:
     item = WorkItem(
-        kind="probe", job_name="", namespace="rlinf", result_uri=str(tmp_path / "p.json"), heartbeat_s=60, timeout_s=60
+        kind="probe",
+        job_name="",
+        namespace="rlinf",
+        image="rlinf-probe:test",
+        result_uri=str(tmp_path / "p.json"),
+        heartbeat_s=60,
+        timeout_s=60,
     )
     error = StateError(Error="ProbeFailed", Cause="x" * 32_768)
     outcome = explain_run_failure(
-        RunFailureInput(request=request(tmp_path), item=item, error=error),
+        RunFailureInput(item=item, error=error),
         submitter_factory=lambda: None,  # type: ignore[arg-type,return-value]
     )
     assert len(outcome.cause) <= ERROR_TEXT_MAX_CHARS and "execution history" in outcome.cause

@@ -102,7 +102,9 @@ def test_a_malformed_canary_result_is_stated_unreadable_and_the_checkpoints_repo
     probe = RunOutcome(status=OutcomeStatus.SUCCEEDED, kind="probe", probe="sim_canary", result_uri=str(probe_file))
     runs = [ok(tmp_path, i) for i in range(3)]
     out = aggregate(
-        AggregateInput(request=request(tmp_path), result_root=str(tmp_path / "root"), outcomes=[runs, [probe]]),
+        AggregateInput(
+            request=request(tmp_path), eval_items=[], result_root=str(tmp_path / "root"), outcomes=[runs, [probe]]
+        ),
         storage=Storage(),
     )
     report = CheckpointReport.load(out.report_uri)

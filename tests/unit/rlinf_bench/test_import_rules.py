@@ -113,6 +113,7 @@ def test_given_a_core_module_a_lambda_and_the_router_breaking_the_rules_then_eac
         "eval_runner",
         "infra_probes",
         "rlinf_local",
+        "bench",
     ):
         _write(tmp_path, f"{pkg}/__init__.py")
     _write(tmp_path, "rlinf_bench/document_store.py", "def s3():\n    import boto3\n")  # lazy counts too

@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eval_runner.policies.captured import CapturedForward, padded_size, parse_sizes  # noqa: E402
+from bench.captured_forward import CapturedForward, padded_size, parse_sizes  # noqa: E402
 
 
 def _model() -> torch.nn.Module:
