@@ -8,9 +8,10 @@ from typing import Any
 
 import yaml
 
+from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.errors import ConfigError, RlinfBenchError
 from rlinf_bench.reporting.text_safety import plain
-from rlinf_bench.request_checks import check_suite
+from rlinf_bench.request_checks import validate_request
 from rlinf_local.budget import SMALL_BUDGET_MAX_STEPS, small_matrix_yaml
 from rlinf_local.embedded import Embedded, progress_line
 from rlinf_local.inputs import LocalCheckpoint, local_checkpoint
@@ -75,17 +76,27 @@ def with_budget(text: str, budget: dict[str, int], *, source: str) -> str:
     return out
 
 
+#: The checkpoint of the request the budget flags are checked on: the request's checks never read it.
+_BUDGET_CHECKPOINT = CheckpointRef(
+    uri="budget-check/checkpoints/global_step_0", experiment="budget-check", global_step=0
+)
+#: Where the stack fills what the deployment decides before Plan (rlinf_aws.state_plan.resolve_request).
+_STACK_IMAGES = ("image", "robotwin_image", "probe_image")
+
+
 def check_budget(text: str, budget: dict[str, int], *, source: str) -> None:
-    """What the Plan state would refuse later (more trials than initial states...), refused now, naming the flags."""
+    """What the Plan state would refuse later (more trials than initial states...), refused now by the Plan's own
+    check (:func:`~rlinf_bench.request_checks.validate_request`), naming the flags."""
     from rlinf_bench.intake.config import parse_config_text
 
     flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in budget.items())
     matrix = parse_config_text(text, source=f"{source} with {flags}")
-    for suite in matrix.suites:
-        try:
-            check_suite(suite.name, suite.tasks, matrix.trials_per_task, where=f"suites[{suite.name}]")
-        except RlinfBenchError as exc:
-            raise ConfigError(f"{flags} on {source}: {exc}") from exc
+    request = matrix.request_for(_BUDGET_CHECKPOINT)
+    filled = {f: "filled-by-the-stack" for f in _STACK_IMAGES if not getattr(request, f).strip()}
+    try:
+        validate_request(request.model_copy(update=filled))
+    except RlinfBenchError as exc:
+        raise ConfigError(f"{flags} on {source}: {exc}") from exc
 
 
 def run_checkpoints(emb: Embedded, checkpoints: list[LocalCheckpoint]) -> PipelineOutcome:

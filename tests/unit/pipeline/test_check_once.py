@@ -17,7 +17,7 @@ ROUTE = ("rlinf_bench", "rlinf_aws", "rlinf_k8s", "rlinf_local", "rlinf_cli", "r
 EXPECTED = {
     "rlinf_aws/state_plan.py": {"validate_request"},  # the Plan state
     "rlinf_k8s/jobs.py": {"validate_request"},  # jobs_for_request: the plan of the route without the workflow
-    "rlinf_local/runs.py": {"check_suite"},  # --trials/--runs on a local command, refused before it starts
+    "rlinf_local/runs.py": {"validate_request"},  # --trials/--runs on a local command, refused before it starts
 }
 
 
@@ -43,3 +43,41 @@ def test_the_request_is_checked_at_its_plan_and_nowhere_else_on_the_route() -> N
             if called:
                 found[rel] = called
     assert found == EXPECTED
+
+
+#: Every product package: the trial count may be compared with a suite's initial states nowhere else.
+PRODUCT = (*ROUTE, "rlinf_doctor", "rlinf_clikit", "eval_runner", "infra_probes")
+
+
+def _trial_count_comparisons(path: Path) -> set[str]:
+    """The functions of ``path`` that compare ``trials_per_task`` with something larger (``trials_per_task > n``)."""
+    found = set()
+    for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.Gt):
+                left = node.left
+                name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else ""
+                if name == "trials_per_task":
+                    found.add(fn.name)
+    return found
+
+
+def _product_files() -> list[tuple[str, Path]]:
+    return [(p.relative_to(REPO).as_posix(), p) for pkg in PRODUCT for p in sorted((REPO / pkg).rglob("*.py"))]
+
+
+def test_the_trial_count_is_compared_with_the_initial_states_at_the_plan_and_at_the_jobs_edge_only() -> None:
+    found = {rel: fns for rel, path in _product_files() if (fns := _trial_count_comparisons(path))}
+    assert found == {
+        "rlinf_bench/request_checks.py": {"check_suite"},  # Plan, through validate_request
+        # The Job's edge: each env kind against the suite as its image has it (LIBERO's files, RoboTwin's protocol).
+        "eval_runner/envs/libero_kind.py": {"check_run"},
+        "eval_runner/envs/robotwin_kind.py": {"check_run"},
+    }
+
+
+def test_the_jobs_edge_checks_its_run_once() -> None:
+    callers = {rel for rel, path in _product_files() if "check_run" in _calls(path)}
+    assert callers == {"eval_runner/cli_checks.py"}
