@@ -29,7 +29,6 @@ __all__ = [
     "group_of_task",
     "horizon_columns",
     "horizon_groups",
-    "is_robotwin_suite",
     "robotwin_group_suites",
     "step_limit",
     "suite_tasks",
@@ -125,11 +124,6 @@ def robotwin_group_suites() -> dict[str, list[str]]:
     for column, members in horizon_columns().items():
         suites.setdefault(column, [t for m in members for t in groups[m].tasks])
     return suites
-
-
-def is_robotwin_suite(name: str) -> bool:
-    """Whether ``name`` is a RoboTwin suite id (group suite or ``robotwin/<task>``)."""
-    return name == SUITE_PREFIX or name.startswith((f"{SUITE_PREFIX}_", f"{SUITE_PREFIX}/"))
 
 
 def suite_tasks(name: str) -> list[str]:

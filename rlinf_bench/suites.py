@@ -186,7 +186,7 @@ for _benchmark in (
         max_run_seed=robotwin.MAX_RUN_SEED,
         checklist_item="RoboTwin evaluation runs (if applicable)",
         optional=True,
-        packages=("robotwin", "sapien"),
+        packages=("rlinf-robotwin-runtime", "sapien"),  # distribution names, as provenance records them
         grouping=functools.cache(_horizon_grouping),
     ),
 ):

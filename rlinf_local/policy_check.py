@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rlinf_bench.checkpoints.named_policies import policy_advice
 from rlinf_bench.errors import ConfigError, PolicyError
-from rlinf_bench.robotwin import is_robotwin_suite
+from rlinf_bench.suites import get_suite
 from rlinf_local.stack import REPO
 
 __all__ = ["check_matrix_policy", "command_with_policy", "policy_of", "rerun_command"]
@@ -27,7 +27,7 @@ def policy_of(config_text: str) -> tuple[str, list[str]]:
     from rlinf_bench.intake.config import parse_config_text
 
     matrix = parse_config_text(config_text, source="the eval matrix")
-    kinds = sorted({"robotwin" if is_robotwin_suite(s.name) else "libero" for s in matrix.suites})
+    kinds = sorted({get_suite(s.name).benchmark.key for s in matrix.suites})  # a benchmark's key is its env kind's name
     return matrix.policy, kinds
 
 

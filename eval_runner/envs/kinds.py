@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,8 +31,7 @@ from rlinf_bench.contracts import EvalRun, Provenance, RunResult
 from rlinf_bench.errors import ConfigError, UnknownSuiteError
 from rlinf_bench.protocols import RunProtocol
 from rlinf_bench.registry import unknown_name
-from rlinf_bench.robotwin import is_robotwin_suite
-from rlinf_bench.suites import get_suite
+from rlinf_bench.suites import BENCHMARKS, get_suite
 
 if TYPE_CHECKING:
     import numpy as np
@@ -249,13 +249,15 @@ def all_kinds() -> list[EnvKind]:
 def kind_for_suite(suite: str) -> EnvKind:
     """The kind that runs ``suite``.
 
-    A misspelt suite goes to the kind its name belongs to (``robotwin…`` or LIBERO), whose edge check
-    writes the failed result with the closest valid name, as every run writes its result file.
+    A misspelt suite goes to the kind of the catalogue benchmark its name starts with (``robotwin/lift_pott``;
+    else the catalogue's first, LIBERO), whose edge check writes the failed result with the closest valid name,
+    as every run writes its result file.
     """
     try:
-        return env_kind(get_suite(suite).simulator)
+        return env_kind(get_suite(suite).benchmark.key)
     except UnknownSuiteError:
-        return env_kind("robotwin" if is_robotwin_suite(suite) else "libero")
+        head = re.split(r"[/_-]", suite.strip().lower(), maxsplit=1)[0]
+        return env_kind(head if head in BENCHMARKS else BENCHMARKS.values()[0].key)
 
 
 def check_options(kind: EnvKind, suite: str, values: Mapping[str, Any]) -> None:

@@ -114,7 +114,7 @@ def test_each_suite_reads_its_image_trials_seeding_and_step_limits_from_its_benc
 
 def test_the_catalogue_lists_every_benchmark_with_its_checklist_line_packages_and_groups() -> None:
     assert [b.label for b in BENCHMARKS.values()] == ["LIBERO", "RoboTwin"]
-    assert simulator_packages() == ("rlinf-libero", "libero", "robotwin", "sapien")
+    assert simulator_packages() == ("rlinf-libero", "libero", "rlinf-robotwin-runtime", "sapien")
     ((benchmark, grouping),) = task_groupings()
     assert benchmark is benchmark_of("robotwin_long_xl") and grouping.dimension == "horizon"
     assert [row.key for row in grouping.rows] == ["short", "medium", "long", "extra_long", "long_xl", "overall"]

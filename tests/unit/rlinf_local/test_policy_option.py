@@ -57,6 +57,15 @@ def test_given_policy_then_the_eval_matrix_evaluates_it_over_the_config(tmp_path
     assert policy_of(config_text_for(config, tmp_path))[0] == "builtin:zero"  # no --policy: the config's
 
 
+def test_given_suites_of_two_benchmarks_then_the_matrix_names_each_env_kind_once_from_the_catalogue(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("suites: [libero_goal, robotwin/lift_pot, robotwin_short, LIBERO-Long]\n")
+
+    assert policy_of(config_text_for(config, tmp_path))[1] == ["libero", "robotwin"]
+
+
 def _checkpoint(root: Path, *, expert: bool = False, hydra: bool = False) -> Path:
     ckpt = root / "exp" / "checkpoints" / "global_step_7"
     (ckpt / "actor" / "model_state_dict").mkdir(parents=True)
