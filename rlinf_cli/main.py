@@ -35,6 +35,7 @@ COMMAND_MODULES: list[str] = [
     "rlinf_cli.backfill_command",  # backfill
     "rlinf_cli.replay_events_command",  # replay-events
     "rlinf_cli.render_jobs_command",  # render-jobs
+    "rlinf_cli.migrate_results_command",  # migrate-results
     "rlinf_cli.doctor_command",  # doctor
 ]
 

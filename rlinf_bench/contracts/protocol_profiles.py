@@ -14,7 +14,6 @@ from rlinf_bench.errors import ConfigError
 __all__ = [
     "DEFAULT_PROTOCOL",
     "GREEDY",
-    "LEGACY_PROTOCOL",
     "BaselineProtocol",
     "EpisodeErrorPolicy",
     "ProtocolName",
@@ -29,8 +28,6 @@ ProtocolName = Literal["oft", "rlinf"]
 #: The protocol of runs that name none: RLinf v0.3's, the one the default baseline (RLinf's paper numbers)
 #: was measured under, so that a default evaluation of an RLinf checkpoint gets a verdict against the paper.
 DEFAULT_PROTOCOL: ProtocolName = "rlinf"
-#: What runs recorded before protocols were named ran: OpenVLA-OFT's episode settings.
-LEGACY_PROTOCOL = "oft"
 EpisodeErrorPolicy = Literal["fail-run", "fail-episode"]
 
 
@@ -68,8 +65,7 @@ class RunProtocol(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    # Reports written before the name was recorded ran OpenVLA-OFT's settings: the default is the legacy one.
-    name: str = Field(default=LEGACY_PROTOCOL, description="The profile the run started from")
+    name: str = Field(description="The profile the run started from")
     overrides: list[str] = Field(default_factory=list, description="Settings given explicitly on top of the profile")
     max_steps: int = Field(ge=1)
     settle_steps: int = Field(ge=0)

@@ -44,9 +44,7 @@ class RunSummary(_Model):
     episodes: int = 0
     error: Message | None = None
     source: Uri = Field(default="", description="File or URI the RunResult was read from")
-    provenance: Provenance | None = Field(
-        default=None, description="The run's provenance (None in reports written before it was kept)"
-    )
+    provenance: Provenance | None = Field(default=None, description="The run's provenance (None: it recorded none)")
 
 
 class Disagreement(_Model):
@@ -109,9 +107,7 @@ class StateOutcome(_Model):
     init_state: int
     successes: int = Field(ge=0)
     trials: int = Field(ge=1)
-    episodes: list[StateEpisode] = Field(
-        default_factory=list, description="Per completed run, by run index (empty in older reports)"
-    )
+    episodes: list[StateEpisode] = Field(default_factory=list, description="Per completed run, by run index")
 
 
 class StateFlip(_Model):
@@ -189,7 +185,7 @@ class SuiteReport(_Model):
     runs_completed: int
     complete: bool = Field(description="Every expected run finished: only then are verdicts given")
     trials_per_task: int | None = Field(
-        default=None, description="Episodes per task per run, as the runs requested (None in older reports)"
+        default=None, description="Episodes per task per run, as the runs requested (None: no run says)"
     )
     runs: list[RunSummary]
     tasks: list[TaskSummary]
@@ -206,7 +202,7 @@ class SuiteReport(_Model):
     successes: int
     clusters: int
     disagreement: Disagreement | None = None
-    protocol: RunProtocol | None = Field(default=None, description="Episode settings of the runs (all runs agree)")
+    protocol: RunProtocol = Field(description="Episode settings of the runs (all runs agree)")
     episode_errors: int = Field(default=0, ge=0, description="Episodes ended by simulator errors, counted as failures")
     states: list[StateOutcome] = Field(default_factory=list)
     verdicts: list[Verdict] = Field(default_factory=list)

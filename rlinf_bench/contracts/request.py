@@ -260,21 +260,6 @@ class EvalRun(Contract):
     def _suite_is_a_path(cls, value: str) -> str:
         return check_path_segments(canonical_suite_name(value), allow_slash=True)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _old_trials_name(cls, data: Any) -> Any:
-        # `trials` was this field's name: EvalRun JSON and --request files that use it still read (it wins
-        # over trials_per_task, as an explicit override on top of a request does).
-        if isinstance(data, dict) and "trials" in data:
-            data = {**data, "trials_per_task": data["trials"]}
-            del data["trials"]
-        return data
-
-    @property
-    def trials(self) -> int:
-        """The field's old name (EvalRun JSON written before it was trials_per_task still reads)."""
-        return self.trials_per_task
-
     @property
     def run_id(self) -> str:
         return f"{self.request_id}-{self.suite}-r{self.run_index}"

@@ -165,13 +165,7 @@ def _write_suite(
 
 
 def _cells(state: StateOutcome | None, runs: list[int]) -> list[str]:
-    if state is None or not state.episodes:
-        if state is not None and state.trials:  # older report: counts only, no per-run rows
-            return (
-                ["ok"] * state.successes
-                + ["ko"] * (state.trials - state.successes)
-                + ["na"] * (len(runs) - state.trials)
-            )
+    if state is None:
         return ["na"] * len(runs)
     by_run = {e.run_index: e.success for e in state.episodes}
     return ["na" if r not in by_run else ("ok" if by_run[r] else "ko") for r in runs]

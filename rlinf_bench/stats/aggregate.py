@@ -57,7 +57,7 @@ def _fingerprint(r: RunResult) -> dict[str, object]:
         "policy": r.policy,
         "trials_per_task": r.trials_per_task,
         "max_steps": r.max_steps,
-        "protocol": _protocol(r).model_dump(include={"settle_steps", "settle_gripper", "decoding"}),
+        "protocol": _protocol([r]).model_dump(include={"settle_steps", "settle_gripper", "decoding"}),
         # Only complete runs are known to cover their whole task list.
         "tasks": sorted(t.task_id for t in r.tasks) if r.status == RunStatus.COMPLETE else None,
     }
@@ -215,9 +215,17 @@ def _suite_stats(completed: Sequence[RunResult], states: dict[tuple[int, int], l
     return out
 
 
-def _protocol(r: RunResult) -> RunProtocol:
-    """The run's episode settings; results written before protocols were recorded ran OFT's defaults."""
-    return r.protocol or RunProtocol(max_steps=r.max_steps, settle_steps=r.settle_steps)
+#: The profile a suite names when none of its runs recorded one (each failed before its settings were resolved).
+UNRESOLVED_PROTOCOL = "unresolved"
+
+
+def _protocol(results: Sequence[RunResult]) -> RunProtocol:
+    """The runs' episode settings, as the first run that recorded them has them (the runs agree); a run that
+    failed before its settings were resolved records none, and when every run did, their steps stand, unnamed."""
+    recorded = next((r.protocol for r in results if r.protocol is not None), None)
+    if recorded is not None:
+        return recorded
+    return RunProtocol(name=UNRESOLVED_PROTOCOL, max_steps=results[0].max_steps, settle_steps=results[0].settle_steps)
 
 
 def counted_runs(runs: Sequence[SourcedRun]) -> list[SourcedRun]:
@@ -277,7 +285,7 @@ def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteRepo
         successes=k,
         clusters=len(states),
         disagreement=_disagreement(completed, states),
-        protocol=_protocol(results[0]),
+        protocol=_protocol(results),
         episode_errors=sum(e.error is not None for r in completed for t in r.tasks for e in t.episodes),
         states=[
             StateOutcome(task_id=t, init_state=s, successes=sum(v), trials=len(v), episodes=episodes[(t, s)])

@@ -82,7 +82,7 @@ def provenance_fields(provenances: Iterable[Provenance | None]) -> dict[str, tup
 
 
 def _decoding(suite: SuiteReport) -> str | None:
-    return suite.protocol.decoding if suite.protocol is not None and suite.protocol.decoding else None
+    return suite.protocol.decoding or None
 
 
 def environment_changes(current: SuiteReport, reference: SuiteReport) -> list[ProvenanceChange]:

@@ -11,26 +11,15 @@ start), as against a published baseline, so the verdict is given and :func:`refe
 
 from __future__ import annotations
 
-from collections import Counter
-
 from rlinf_bench.contracts import SuiteReport
 from rlinf_bench.protocols import RunProtocol, short_decoding
-from rlinf_bench.suites import DEFAULT_SETTLE_STEPS, SUITES
 
-__all__ = ["format_ids", "reference_caveat", "reference_differences", "task_ids", "trials_per_task"]
+__all__ = ["format_ids", "reference_caveat", "reference_differences", "task_ids"]
 
 
 def task_ids(suite: SuiteReport) -> set[int]:
     """The tasks a suite report holds outcomes for."""
     return {t.task_id for t in suite.tasks} | {s.task_id for s in suite.states}
-
-
-def trials_per_task(suite: SuiteReport) -> int | None:
-    """Episodes per task per run: the recorded field, else (older reports) the initial states per task."""
-    if suite.trials_per_task is not None:
-        return suite.trials_per_task
-    per_task = Counter(s.task_id for s in suite.states)
-    return max(per_task.values()) if per_task else None
 
 
 def format_ids(ids: set[int]) -> str:
@@ -50,14 +39,6 @@ def format_ids(ids: set[int]) -> str:
     if len(parts) == 1 and "-" in parts[0]:
         return parts[0]
     return "{" + ", ".join(parts) + "}"
-
-
-def _protocol(suite: SuiteReport) -> RunProtocol:
-    # Reports written before protocols were recorded ran OpenVLA-OFT's defaults (as in verdicts.comparability).
-    if suite.protocol is not None:
-        return suite.protocol
-    spec = SUITES.find(suite.suite)
-    return RunProtocol(max_steps=spec.max_steps if spec else 1, settle_steps=DEFAULT_SETTLE_STEPS)
 
 
 def _protocol_differences(now: RunProtocol, before: RunProtocol) -> list[str]:
@@ -86,17 +67,17 @@ def reference_differences(current: SuiteReport, reference: SuiteReport) -> list[
         out.append(
             f"task sets differ: this checkpoint ran tasks {format_ids(now)}, the reference ran {format_ids(before)}"
         )
-    t_now, t_before = trials_per_task(current), trials_per_task(reference)
+    t_now, t_before = current.trials_per_task, reference.trials_per_task
     if t_now is not None and t_before is not None and t_now != t_before:
         out.append(f"trials per task differ: {t_now} here, {t_before} at the reference")
-    out.extend(_protocol_differences(_protocol(current), _protocol(reference)))
+    out.extend(_protocol_differences(current.protocol, reference.protocol))
     return out
 
 
 def reference_caveat(current: SuiteReport, reference: SuiteReport) -> str:
     """``decoding differs: greedy here, sampled T=1.6 at the reference`` when the two checkpoints were
     decoded otherwise ('' when alike): the verdict stands, read with this."""
-    now, before = _protocol(current).decoding, _protocol(reference).decoding
+    now, before = current.protocol.decoding, reference.protocol.decoding
     if now == before:
         return ""
     return f"decoding differs: {short_decoding(now)} here, {short_decoding(before)} at the reference"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport, StateOutcome, SuiteReport, Verdict, VerdictValue
-from rlinf_bench.protocols import RunProtocol, decoding_difference, episode_differences
+from rlinf_bench.protocols import decoding_difference, episode_differences
 from rlinf_bench.stats.flips import flipped_states
 from rlinf_bench.stats.intervals import clustered_interval
 from rlinf_bench.stats.power import mde_constant, mde_paired, mde_two_proportion
@@ -64,7 +64,7 @@ def _decide(outcome: ComparisonOutcome, alpha: float) -> VerdictValue:
 
 def _incomplete(suite: SuiteReport, **fields: object) -> Verdict:
     if suite.complete and not suite.states:
-        reason = "no per-state outcomes in this report (written before they were recorded): aggregate the runs again"
+        reason = "no per-state outcomes in this report: aggregate the runs again"
         return Verdict(suite=suite.suite, value=VerdictValue.INCOMPLETE, reason=reason, **fields)
     missing = suite.runs_expected - suite.runs_completed
     bad = [f"run {r.run_index} {r.status.value}" for r in suite.runs if r.status.value != "complete"]
@@ -80,11 +80,6 @@ def _partial_suite(suite: SuiteReport) -> str | None:
     if spec is None or len(suite.tasks) >= spec.n_tasks:
         return None
     return f"only {len(suite.tasks)} of {spec.n_tasks} tasks evaluated"
-
-
-def _run_protocol(suite: SuiteReport) -> RunProtocol:
-    # Reports written before protocols were recorded ran OpenVLA-OFT's defaults.
-    return suite.protocol or RunProtocol(max_steps=_suite_max_steps(suite), settle_steps=10)
 
 
 #: the command-line flag behind each override a RunProtocol records
@@ -105,7 +100,7 @@ def comparability(suite: SuiteReport, baseline: Baseline, levers: Mapping[str, s
     """
     if baseline.protocol is None:
         return None
-    run = _run_protocol(suite)
+    run = suite.protocol
     diffs = episode_differences(run, baseline.protocol, suite.suite)
     if not diffs:
         return None
@@ -129,12 +124,7 @@ def caveat(suite: SuiteReport, baseline: Baseline) -> str:
     """What the verdict against ``baseline`` must be read with: a decoding difference ('' when none)."""
     if baseline.protocol is None:
         return ""
-    return decoding_difference(_run_protocol(suite), baseline.protocol) or ""
-
-
-def _suite_max_steps(suite: SuiteReport) -> int:
-    spec = SUITES.find(suite.suite)
-    return spec.max_steps if spec is not None else 1
+    return decoding_difference(suite.protocol, baseline.protocol) or ""
 
 
 def _not_comparable(

@@ -26,7 +26,7 @@ def make_run(**overrides: object) -> EvalRun:
         "run_index": 0,
         "seed": 0,
         "task_ids": [0],
-        "trials": 1,
+        "trials_per_task": 1,
         "max_steps": 5,
         "policy": "builtin:zero",
         "workers": 1,

@@ -61,5 +61,11 @@ def test_parse_evaluate_args_gives_what_the_evaluate_command_would_run(tmp_path:
     out = tmp_path / "run.json"
     argv = ["--suite", "libero_goal", "--tasks", "1,3", "--trials", "2", "--workers", "3", "--out", str(out)]
     run, settings = parse_evaluate_args([*argv, "--batch-window-ms", "5", "--no-progress"])
-    assert (run.suite, run.task_ids, run.trials, run.workers, run.output_uri) == ("libero_goal", [1, 3], 2, 3, str(out))
+    assert (run.suite, run.task_ids, run.trials_per_task, run.workers, run.output_uri) == (
+        "libero_goal",
+        [1, 3],
+        2,
+        3,
+        str(out),
+    )
     assert settings.batch_window_ms == 5.0 and settings.progress is False

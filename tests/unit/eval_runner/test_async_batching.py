@@ -80,7 +80,7 @@ def rollout(
         run_index=0,
         seed=3,
         task_ids=[0],
-        trials=trials,
+        trials_per_task=trials,
         max_steps=max_steps,
         workers=workers,
     )

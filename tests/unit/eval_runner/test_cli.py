@@ -34,7 +34,7 @@ def _request() -> EvalRun:
         run_index=2,
         seed=2,
         task_ids=[1, 2],
-        trials=50,
+        trials_per_task=50,
         policy="server:ws://policy:8000",
         workers=8,
         output_uri="s3://results/req-1/libero_goal/run2.json",
@@ -63,7 +63,7 @@ def test_given_only_flags_then_the_run_takes_them_and_reads_experiment_and_step_
         )
     )
 
-    assert (run.suite, run.task_ids, run.trials, run.seed, run.workers, run.max_steps) == (
+    assert (run.suite, run.task_ids, run.trials_per_task, run.seed, run.workers, run.max_steps) == (
         "libero_object",
         [0, 3, 5],
         7,
@@ -82,7 +82,7 @@ def test_given_a_request_as_inline_json_or_file_then_explicit_flags_override_its
     inline = build_run(_args("--request", text, "--trials", "3", "--workers", "1"))
     from_file = build_run(_args("--request", str(tmp_path / "run.json")))
 
-    assert (inline.trials, inline.workers, inline.suite, inline.request_id) == (3, 1, "libero_goal", "req-1")
+    assert (inline.trials_per_task, inline.workers, inline.suite, inline.request_id) == (3, 1, "libero_goal", "req-1")
     assert from_file == _request()
 
 

@@ -55,7 +55,7 @@ def test_given_a_request_file_when_the_run_fails_in_the_loop_then_it_was_read_on
             run_index=0,
             seed=0,
             task_ids=[0],
-            trials=1,
+            trials_per_task=1,
             policy="builtin:zero",
             output_uri=str(tmp_path / "r.json"),
         ).to_json()

@@ -15,7 +15,7 @@ def test_given_some_finished_episodes_then_the_result_counts_only_them_and_keeps
         run_index=2,
         seed=5,
         task_ids=[0, 1],
-        trials=3,
+        trials_per_task=3,
     )
     tasks = [get_suite("libero_spatial").task(t) for t in (0, 1)]
     builder = ResultBuilder(run, tasks, max_steps=220, settle_steps=10, provenance=Provenance(host="h"))

@@ -50,7 +50,7 @@ def test_protocol_differences_name_every_setting_that_differs() -> None:
         decoding=sampling(1.6),
         source="test",
     )
-    oft_run = RunProtocol(max_steps=300, settle_steps=10)
+    oft_run = RunProtocol(name="oft", max_steps=300, settle_steps=10)
     assert protocol_differences(oft_run, baseline, "libero_goal") == [
         "max steps 300 vs 512",
         "settle steps 10 vs 15",
