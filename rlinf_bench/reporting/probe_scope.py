@@ -60,7 +60,7 @@ def _amount(value: float, size: VerdictSize) -> str:
 
 def undersized(p: ProbeResult) -> str | None:
     """Why ``p`` ran too small for a verdict (``demo size, not a verdict: ...``), or None when its size answers
-    the target's question or is unknown (a result written before settings were recorded)."""
+    the target's question or is unknown (the result records no size setting)."""
     size = verdict_size(p.probe)
     if size is None or not p.values:
         return None

@@ -3,7 +3,7 @@
 The fields are the ones documented to move success rates: package versions (a transformers fork
 replaced by dependency resolution, moojink/openvla-oft#135), the simulator and rendering backend, the
 policy's decoding, chunk size and precision, the image and the GPU. A field one side does not record
-(an older RunResult) is "unknown" and never counts as a difference.
+(a package not installed, a GPU not described) is "unknown" and never counts as a difference.
 """
 
 from __future__ import annotations
