@@ -13,7 +13,7 @@ import statistics
 import time
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from infra_probes import mlflow_source
 from infra_probes.common import Outcome, extra_check, m
@@ -25,19 +25,10 @@ from rlinf_bench.errors import ConfigError, ProbeUnavailableError
 BRIEF_UTIL = 70.0
 
 
-class GpuSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class GpuSettings(mlflow_source.TrainingRunSettings):
     window_s: float = Field(default=10.0, gt=0)
     interval_s: float = Field(default=1.0, ge=0.1, description="GPM needs >= 100 ms between samples")
     devices: list[int] | None = None
-    run_id: str | None = None
-    experiment: str | None = None
-    tracking_uri: str | None = None
-    generate_metric: str = mlflow_source.GENERATE
-    update_metric: str = mlflow_source.UPDATE
-    save_metric: str = mlflow_source.SAVE
-    instance_type: str | None = None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pydantic import BaseModel, ConfigDict
+
 from rlinf_bench.errors import ProbeError, ProbeUnavailableError
 
 GENERATE = "timing/generate"
@@ -37,6 +39,21 @@ class Point:
     t: float
     step: int
     value: float
+
+
+class TrainingRunSettings(BaseModel):
+    """The settings the gpu and throughput probes share: the training run whose MLflow metrics they read
+    (:func:`settings_from_args`), and the instance type their result records."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str | None = None
+    experiment: str | None = None
+    tracking_uri: str | None = None
+    generate_metric: str = GENERATE
+    update_metric: str = UPDATE
+    save_metric: str = SAVE
+    instance_type: str | None = None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

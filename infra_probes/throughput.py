@@ -12,8 +12,6 @@ import itertools
 import statistics
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from infra_probes import mlflow_source as src
 from infra_probes.common import Outcome, m, summary_percentiles
 from infra_probes.environment import detect_environment
@@ -24,17 +22,8 @@ from rlinf_bench.errors import ProbeUnavailableError
 BRIEF_SAVE_S = 60.0
 
 
-class ThroughputSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    run_id: str | None = None
-    experiment: str | None = None
-    tracking_uri: str | None = None
-    generate_metric: str = src.GENERATE
-    update_metric: str = src.UPDATE
-    save_metric: str = src.SAVE
+class ThroughputSettings(src.TrainingRunSettings):
     step_metric: str = "global_step"
-    instance_type: str | None = None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

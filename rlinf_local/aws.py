@@ -8,14 +8,13 @@ the moto corrections (rlinf_local.moto_patches) apply to what it serves.
 
 from __future__ import annotations
 
-import os
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from rlinf_local.lambdas import InProcessLambdas
+from rlinf_local.lambdas import InProcessLambdas, environment
 
 __all__ = ["REGION", "LocalAws", "local_aws"]
 
@@ -55,20 +54,6 @@ class LocalAws:
 
 
 @contextmanager
-def _environment(values: Mapping[str, str]) -> Iterator[None]:
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-@contextmanager
 def local_aws(port: int | None = None) -> Iterator[LocalAws]:
     """Start moto on loopback; while open, this process's AWS clients (the in-process Lambdas') reach it."""
     import requests
@@ -83,7 +68,7 @@ def local_aws(port: int | None = None) -> Iterator[LocalAws]:
     env = {**aws.job_env, "MOTO_PORT": str(port)}  # MOTO_PORT: the engine's own calls go to this server
     env.pop("AWS_ENDPOINT_URL")
     with ExitStack() as stack:
-        stack.enter_context(_environment({**env, "AWS_ENDPOINT_URL": endpoint}))
+        stack.enter_context(environment({**env, "AWS_ENDPOINT_URL": endpoint}))
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         server.start()
         stack.callback(server.stop)

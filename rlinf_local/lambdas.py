@@ -26,7 +26,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["InProcessLambdas", "LocalLambdaContext", "load_app"]
+__all__ = ["InProcessLambdas", "LocalLambdaContext", "environment", "load_app"]
 
 Handler = Callable[[Any, Any], Any]
 
@@ -55,12 +55,26 @@ class LocalLambdaContext:
         return self.timeout_ms
 
 
+@contextmanager
+def environment(values: Mapping[str, str]) -> Iterator[None]:
+    """``values`` set in ``os.environ`` while the block runs; afterwards every one of them is as it was (unset
+    ones unset again)."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def load_app(path: Path, module_name: str, env: Mapping[str, str]) -> ModuleType:
     """Import ``functions/<name>/app.py`` under a unique module name, with ``env`` set while it imports
     (the handlers read their settings at import, as in a Lambda container)."""
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with environment(env):
         spec = importlib.util.spec_from_file_location(module_name, path)
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load Lambda code {path}")
@@ -68,12 +82,6 @@ def load_app(path: Path, module_name: str, env: Mapping[str, str]) -> ModuleType
         sys.modules[module_name] = module  # as an import would: pydantic looks models' modules up there
         spec.loader.exec_module(module)
         return module
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _real_sns_urls(event: Any) -> Any:

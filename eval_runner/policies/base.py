@@ -20,7 +20,9 @@ The policy returns actions as a ``float32`` array ``[B, 7]`` (LIBERO's OSC_POSE 
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -84,3 +86,12 @@ class Policy(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (connections, GPU memory)."""
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks (VLA weights are GBs)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

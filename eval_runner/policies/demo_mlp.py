@@ -25,13 +25,12 @@ and a camera-less run goes at physics speed.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
+from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy, sha256_file
 from rlinf_bench.errors import CheckpointError, PolicyError
 
 PROPRIO_KEYS: tuple[str, ...] = ("robot0_eef_pos", "robot0_eef_quat", "robot0_gripper_qpos")
@@ -126,15 +125,6 @@ def load_demo_weights(path: Path) -> dict[str, np.ndarray]:
     return arrays
 
 
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file, read in chunks (weights files can be GBs for real policies)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 class DemoPolicy(Policy):
     """Deterministic MLP policy whose parameters come from a checkpoint (see module docstring)."""
 
@@ -142,7 +132,7 @@ class DemoPolicy(Policy):
         self.weights_path = weights_path
         self.spec = spec
         self.params = load_demo_weights(weights_path)
-        self.weights_sha256 = sha256_of(weights_path)
+        self.weights_sha256 = sha256_file(weights_path)
         self.obs_spec = ObservationSpec(cameras=cameras, resolution=resolution, proprio=PROPRIO_KEYS)
 
     def features(self, obs: dict[str, Any]) -> np.ndarray:

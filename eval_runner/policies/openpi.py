@@ -45,7 +45,7 @@ from eval_runner.policies.conventions import (
 )
 from eval_runner.policies.factory import SCHEMES, take_options
 from eval_runner.policies.spec import PolicySpec
-from eval_runner.policies.websocket_client import CONNECTION_OPTIONS, ConnectionOptions, WebsocketPolicy
+from eval_runner.policies.websocket_client import CONNECTION_OPTIONS, ConnectionOptions, WebsocketPolicy, server_url
 from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
 
 log = logging.getLogger(__name__)
@@ -103,15 +103,10 @@ class OpenpiConvention:
 def _load_openpi(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
     allowed = {**_CONVENTION_OPTIONS, **_CLIENT_OPTIONS}
     options = take_options(spec, allowed)
-    if not spec.target.startswith(("ws://", "wss://")):
-        raise PolicyError(f"policy spec {spec.raw!r}: the openpi server URL must start with ws:// or wss://")
-    if checkpoint_dir is not None:
-        log.info(
-            "openpi policy %s ignores --checkpoint %s: the server loaded its own weights", spec.target, checkpoint_dir
-        )
+    url = server_url(spec, checkpoint_dir, server="openpi server")
     convention = OpenpiConvention(**{k: v for k, v in options.items() if k in _CONVENTION_OPTIONS})
     client = {k: v for k, v in options.items() if k in _CLIENT_OPTIONS}
-    return OpenpiPolicy(spec.target, convention=convention, spec=spec.raw, **client)
+    return OpenpiPolicy(url, convention=convention, spec=spec.raw, **client)
 
 
 class OpenpiPolicy(WebsocketPolicy):

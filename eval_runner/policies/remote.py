@@ -29,7 +29,7 @@ from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
 from eval_runner.policies.checks import batch_size, check_actions
 from eval_runner.policies.factory import SCHEMES, take_options
 from eval_runner.policies.spec import PolicySpec
-from eval_runner.policies.websocket_client import CONNECTION_OPTIONS, ConnectionOptions, WebsocketPolicy
+from eval_runner.policies.websocket_client import CONNECTION_OPTIONS, ConnectionOptions, WebsocketPolicy, server_url
 from eval_runner.policies.wire import PROTOCOL, PROTOCOL_VERSION, RESET_KEY, WireError, pack, unpack
 from rlinf_bench.errors import PolicyError
 
@@ -41,13 +41,7 @@ _OPTIONS: dict[str, type] = {**CONNECTION_OPTIONS, "inflight": int}
 @SCHEMES.register("server")
 def _load_server(spec: PolicySpec, checkpoint_dir: Path | None) -> Policy:
     options = take_options(spec, _OPTIONS)
-    if not spec.target.startswith(("ws://", "wss://")):
-        raise PolicyError(f"policy spec {spec.raw!r}: the server URL must start with ws:// or wss://")
-    if checkpoint_dir is not None:
-        log.info(
-            "server policy %s ignores --checkpoint %s: the server loaded its own weights", spec.target, checkpoint_dir
-        )
-    return ServerPolicy(spec.target, spec=spec.raw, **options)
+    return ServerPolicy(server_url(spec, checkpoint_dir, server="server"), spec=spec.raw, **options)
 
 
 class ServerPolicy(WebsocketPolicy):

@@ -9,13 +9,13 @@ the input and the fix, and decides what "greedy" means for the model type (see :
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.metadata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eval_runner.policies.base import sha256_file
 from rlinf_bench.errors import CheckpointError, PolicyError
 
 #: Model types whose ``predict_action_batch`` takes ``mode="eval"`` at evaluation (RLinf's worker passes
@@ -78,15 +78,6 @@ class RlinfConfig:
     @property
     def chunk_size(self) -> int:
         return int(self.model.get("num_action_chunks", 1) or 1)
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks (VLA weights are GBs)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def rlinf_version() -> str:

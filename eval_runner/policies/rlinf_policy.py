@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
+from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy, sha256_file
 from eval_runner.policies.checks import batch_size, chunk_executor, runner_executes_chunks
 from eval_runner.policies.conventions import MAIN_CAMERA, STATE_KEYS, WRIST_CAMERA, get_convention, libero_state
 from eval_runner.policies.factory import SCHEMES, take_options
@@ -52,7 +52,6 @@ from eval_runner.policies.rlinf_config import (
     load_config,
     load_weights,
     rlinf_version,
-    sha256_file,
 )
 from eval_runner.policies.spec import PolicySpec
 from rlinf_bench.errors import CheckpointError, PolicyError

@@ -16,15 +16,40 @@ import time
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypedDict, TypeVar
 
 from eval_runner.policies.base import Policy
+from eval_runner.policies.spec import PolicySpec
 from rlinf_bench.errors import PolicyError, PolicyServerUnreachableError
 from rlinf_bench.retry import RetryPolicy, call_with_retry
 
-__all__ = ["CONNECTION_OPTIONS", "ConnectionOptions", "ConnectionSettings", "WebsocketClient", "WebsocketPolicy"]
+__all__ = [
+    "CONNECTION_OPTIONS",
+    "ConnectionOptions",
+    "ConnectionSettings",
+    "WebsocketClient",
+    "WebsocketPolicy",
+    "server_url",
+]
 
 log = logging.getLogger(__name__)
+
+
+def server_url(spec: PolicySpec, checkpoint_dir: Path | None, *, server: str) -> str:
+    """The ``ws://`` or ``wss://`` URL of a policy served elsewhere (``server`` names it in messages: ``openpi
+    server``); a checkpoint given with it is not read, and the log says so (the server loaded its own weights)."""
+    if not spec.target.startswith(("ws://", "wss://")):
+        raise PolicyError(f"policy spec {spec.raw!r}: the {server} URL must start with ws:// or wss://")
+    if checkpoint_dir is not None:
+        log.info(
+            "%s policy %s ignores --checkpoint %s: the server loaded its own weights",
+            server,
+            spec.target,
+            checkpoint_dir,
+        )
+    return spec.target
+
 
 Metadata = TypeVar("Metadata")
 
