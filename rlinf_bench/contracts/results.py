@@ -174,7 +174,8 @@ class RunResult(Contract):
     settle_steps: int = Field(ge=0)
     greedy: bool = True
     protocol: RunProtocol | None = Field(
-        default=None, description="Profile, episode settings, RNG scheme and error policy; None in older results"
+        default=None,
+        description="Profile, episode settings, RNG scheme and error policy; None: it failed before they were resolved",
     )
     tasks: list[TaskResult] = Field(default_factory=list)
     episodes: int = Field(default=0, ge=0, description="Episodes finished over all tasks")
