@@ -40,7 +40,15 @@ from rlinf_bench.document_store import Storage, is_s3
 from rlinf_bench.errors import ContractError, RlinfBenchError
 from rlinf_bench.suites import DEFAULT_SETTLE_STEPS, SUITES
 
-__all__ = ["Migrated", "MigratedFile", "document_kind", "migrate_document", "migrate_tree"]
+__all__ = [
+    "Migrated",
+    "MigratedFile",
+    "document_kind",
+    "migrate_document",
+    "migrate_stored",
+    "migrate_tree",
+    "run_reader",
+]
 
 #: The profile of runs recorded before profiles were named: they ran OpenVLA-OFT's episode settings.
 UNNAMED_PROTOCOL = "oft"
@@ -194,30 +202,51 @@ def _sibling(report_uri: str, source: str) -> str:
     return f"{parent}/{source}"
 
 
-def _migrate_file(uri: str, storage: Storage, *, dry_run: bool) -> MigratedFile | None:
+def migrate_stored(
+    text: bytes, *, where: str, read_run: ReadRun | None, write: Callable[[str], object] | None
+) -> MigratedFile | None:
+    """Migrate one stored document (``text``, read from ``where``): None when it is not a document this migration
+    rewrites; else what changed, written back through ``write`` (None: only said) once it reads as today's
+    contract, or why it could not be migrated (then nothing is written)."""
     try:
-        data = json.loads(storage.read_bytes(uri))
+        data = json.loads(text)
     except (ValueError, RecursionError):
         return None  # not a JSON document of ours (a partial upload, another tool's file): not ours to rewrite
     kind = document_kind(data)
     if kind is None:
         return None
-
-    def read_run(source: str) -> RunResult:
-        for candidate in dict.fromkeys((source, _sibling(uri, source))):
-            if storage.exists(candidate):
-                return RunResult.read(candidate, storage=storage)
-        raise ContractError(f"{uri} names RunResult {source!r}, which is not there (nor beside the report)")
-
     try:
         result = migrate_document(data, read_run=read_run)
         if result.changes:
-            current = kind.from_dict(result.data, source=f"{uri} (migrated)")  # refuse to write what would not read
-            if not dry_run:
-                storage.write_text(uri, current.to_json(), content_type="application/json")
+            current = kind.from_dict(result.data, source=f"{where} (migrated)")  # refuse to write what would not read
+            if write is not None:
+                write(current.to_json())
     except RlinfBenchError as exc:
-        return MigratedFile(uri, kind.__name__, error=str(exc))
-    return MigratedFile(uri, kind.__name__, tuple(result.changes))
+        return MigratedFile(where, kind.__name__, error=str(exc))
+    return MigratedFile(where, kind.__name__, tuple(result.changes))
+
+
+def run_reader(storage: Storage, beside: str | None = None) -> ReadRun:
+    """Reads the RunResults a report names from ``storage``: where the report says, else (a relative name)
+    beside the report at ``beside``."""
+
+    def read_run(source: str) -> RunResult:
+        candidates = (source, _sibling(beside, source)) if beside else (source,)
+        for candidate in dict.fromkeys(candidates):
+            if storage.exists(candidate):
+                return RunResult.read(candidate, storage=storage)
+        raise ContractError(f"the report names RunResult {source!r}, which is not there (nor beside the report)")
+
+    return read_run
+
+
+def _migrate_file(uri: str, storage: Storage, *, dry_run: bool) -> MigratedFile | None:
+    def write(text: str) -> object:
+        return storage.write_text(uri, text, content_type="application/json")
+
+    return migrate_stored(
+        storage.read_bytes(uri), where=uri, read_run=run_reader(storage, uri), write=None if dry_run else write
+    )
 
 
 def migrate_tree(root: str, storage: Storage, *, dry_run: bool = False) -> list[MigratedFile]:
