@@ -33,7 +33,13 @@ RESULTS = REPO / "bench" / "results" / "expert_libero.json"
 
 
 def measure(
-    suite: str, noise: float, states: int, workers: int, tasks: list[int] | None, protocol: Literal["oft", "rlinf"]
+    suite: str,
+    noise: float,
+    states: int,
+    workers: int,
+    tasks: list[int] | None,
+    protocol: Literal["oft", "rlinf"],
+    max_steps: int | None = None,
 ) -> dict[str, Any]:
     """One evaluate() run of the expert at ``noise``; per-task success and wall time."""
     run = EvalRun(
@@ -47,6 +53,7 @@ def measure(
         policy=f"builtin:expert?noise={noise}",
         workers=workers,
         protocol=protocol,
+        max_steps=max_steps,
     )
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -80,11 +87,12 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, nargs="*", default=None)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--protocol", choices=("oft", "rlinf"), default="oft", help="episode settings (horizon)")
+    parser.add_argument("--max-steps", type=int, default=None, help="a shorter horizon than the protocol's")
     parser.add_argument("--update-results", action="store_true", help=f"write {RESULTS.relative_to(REPO)}")
     args = parser.parse_args()
     levels = []
     for noise in args.noise:
-        levels.append(measure(args.suite, noise, args.states, args.workers, args.tasks, args.protocol))
+        levels.append(measure(args.suite, noise, args.states, args.workers, args.tasks, args.protocol, args.max_steps))
         print(
             f"noise={noise}: {levels[-1]['successes']}/{levels[-1]['episodes']} ({levels[-1]['wall_s']} s)", flush=True
         )
