@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rlinf_bench.contracts import FailureReason, SuiteReport, VerdictValue
+from rlinf_bench.contracts import FailureReason, VerdictValue
 from rlinf_bench.contracts.robustness_report import (
     CategoryRate,
     ReasonMove,
@@ -29,7 +29,6 @@ __all__ = [
     "category_table",
     "drop_cells",
     "flag_text",
-    "headline_flag",
     "level_label",
     "move_line",
     "reason_rows",
@@ -78,12 +77,6 @@ def flag_text(flag: RobustnessFlag) -> str:
     else:
         falls = ", ".join(f"{a} ({signed_pts(flag.axis_differences.get(a))})" for a in flag.axes) + " fell"
     return f"standard SR {rose} {signed_pts(flag.sr_difference)}{suites} vs {flag.against} while {falls}"
-
-
-def headline_flag(suites: Sequence[SuiteReport]) -> str:
-    """``SR rose while camera, light fell`` when a suite's flag is up; '' otherwise (the headline's tail)."""
-    axes = [a for s in suites if s.robustness and s.robustness.flag for a in s.robustness.flag.axes]
-    return f"SR rose while {', '.join(dict.fromkeys(axes))} fell" if axes else ""
 
 
 def move_line(m: ReasonMove, against: str) -> str:
