@@ -84,7 +84,7 @@ def suite_robustness(
 
 def suite_reasons(suite: SuiteReport) -> dict[str, Any] | None:
     """The suite page's overview: tasks x reasons (counts, and the change when moves were counted), then each
-    move as a sentence; None when no episode recorded a reason."""
+    move beyond noise as a sentence (the others are in the table); None when no episode recorded a reason."""
     section = suite.failure_reasons
     if section is None:
         return None
@@ -102,7 +102,8 @@ def suite_reasons(suite: SuiteReport) -> dict[str, Any] | None:
     return {
         "reasons": [REASON_WORDS[r] for r in reasons],
         "rows": rows,
-        "moves": [{"text": move_line(m, section.against), "decisive": m.decisive} for m in section.moves],
+        "moves": [move_line(m, section.against) for m in section.moves if m.decisive],
+        "within_noise": sum(not m.decisive for m in section.moves),
         "against": section.against,
         "note": section.note,
         "alpha": section.alpha,

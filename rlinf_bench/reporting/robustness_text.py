@@ -59,7 +59,10 @@ def axis_heading(category: str) -> str:
 
 def signed_pts(x: float | None) -> str:
     """A difference of fractions in points: ``+3.1 pts``; '—' when absent."""
-    return "—" if x is None else f"{100 * x:+.1f} pts"
+    if x is None:
+        return "—"
+    points = round(100 * x, 1) or 0.0  # no "-0.0": a difference that rounds to nothing has no sign
+    return f"{points:+.1f} pts"
 
 
 def level_label(row: RobustnessLevel) -> str:

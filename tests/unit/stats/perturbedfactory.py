@@ -48,10 +48,11 @@ def perturbed_run(
     ckpt: CheckpointRef | None = CKPT,
     reason_of: ReasonOf | None = None,
     suite: str = "libero_spatial",
+    task_names: Mapping[int, str] | None = None,
 ) -> RunResult:
     """One run: ``control[task][state]`` the standard episodes (make_run's), ``perturbed`` beside them; failed
     episodes get ``reason_of``'s reason."""
-    base = make_run(control, run_index=run_index, ckpt=ckpt, suite=suite)
+    base = make_run(control, run_index=run_index, ckpt=ckpt, suite=suite, task_names=task_names)
     tasks = []
     for task in base.tasks:
         episodes = [
