@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rlinf_bench.contracts import CheckpointReport, Provenance, StateEpisode, StateOutcome, SuiteReport
+from rlinf_bench.contracts.identifiers import ascii_part
 from rlinf_bench.contracts.layout import ENTRY_PAGE  # every page's breadcrumbs lead back to it
 from rlinf_bench.reporting.episode_files import EpisodeFiles, read_episode_video
 from rlinf_bench.reporting.format import checkpoint_title
@@ -41,10 +42,19 @@ def _slug(text: str) -> str:
 
 
 def checkpoint_slug(report: CheckpointReport) -> str:
-    """Folder name of a checkpoint's pages: ``<experiment>-step_<N>`` (the URI's digest without a step)."""
-    if report.global_step is not None:
-        return _slug(f"{report.experiment or 'checkpoint'}-step_{report.global_step}")
-    return "ckpt-" + hashlib.sha256(report.checkpoint_uri.encode()).hexdigest()[:12]
+    """Folder name of a checkpoint's pages: ``<experiment>-step_<N>`` (the URI's digest without a step).
+
+    An experiment name that does not survive as a file name unchanged (``实验``, ``café run``) keeps its
+    readable ASCII part and gains the URI's digest, so two such names never share a folder.
+    """
+    digest = hashlib.sha256(report.checkpoint_uri.encode()).hexdigest()[:12]
+    if report.global_step is None:
+        return "ckpt-" + digest
+    experiment = report.experiment or "checkpoint"
+    if _slug(experiment) == experiment:
+        return f"{experiment}-step_{report.global_step}"
+    readable = ascii_part(experiment, 40) or "exp"
+    return f"{readable}-step_{report.global_step}-{digest[:8]}"
 
 
 def _provenance_rows(suite: SuiteReport) -> list[tuple[str, list[str]]]:
