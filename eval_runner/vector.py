@@ -189,8 +189,8 @@ class _WorkerState:  # pragma: no cover - runs in the child
             if self.config.fault is not None:
                 self.config.fault.on_step(ep.task_id, ep.init_state, self.steps)
             # an observation without images needs no render: only a recorded episode renders (its video frames)
-            last = i == len(chunk) - 1 and scene.observation_needs_render
-            obs, done = scene.step(action, render=ep.record_video or last)
+            returned = i == len(chunk) - 1 and scene.observation_needs_render
+            obs, done = scene.step(action, render=ep.record_video or returned)
             self.steps += 1
             taken += 1
             if ep.record_video:
