@@ -231,7 +231,7 @@ def _reach_and_grasp(pred: Predicate, item: ItemTrack, other: OtherGrasp | None)
         return FailureCause(
             FailureReason.NEVER_REACHED,
             f"the gripper never came within {REACH_M * 100:.0f} cm of {item.name}: at closest "
-            f"{item.closest_m:.2f} m from it (step {item.closest_at})",
+            f"{item.closest_m:.3f} m from it (step {item.closest_at})",
         )
     if pred.carries and item.grasped_at is None and other is None:
         return FailureCause(
@@ -260,10 +260,12 @@ def _let_go(pred: Predicate, judged: PredicateTrack, item: ItemTrack) -> Failure
     target_knocked = any(d.knocked and d.is_target for d in judged.displaced)
     if item.releases and judged.first_true_at is None and not target_knocked:
         last = item.releases[-1]
+        # over the target yet not on it: LIBERO's On of an object wants the two centres within 3 cm
+        where = "over" if last.over_target else "away from"
         return FailureCause(
             FailureReason.WRONG_TARGET,
-            f"{item.name} put down at step {last.step}, {last.target_m:.2f} m from {pred.target}'s centre; "
-            f"{pred} never held",
+            f"{item.name} put down at step {last.step} {where} {pred.target}'s footprint, "
+            f"{last.target_m:.2f} m from its centre; {pred} never held",
         )
     return None
 
