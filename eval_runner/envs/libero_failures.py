@@ -13,6 +13,7 @@ bench/failure_tracker.py measures what a step costs with it.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,8 @@ from eval_runner.failure_reasons import (
 )
 
 __all__ = ["LiberoFailureTracker"]
+
+log = logging.getLogger(__name__)
 
 #: A margin around a target's footprint: an object let go this close to it was let go over the target.
 OVER_TARGET_MARGIN_M = 0.01
@@ -77,10 +80,19 @@ class LiberoFailureTracker:
 
     # -- episode start ---------------------------------------------------------------------------
     def start(self, env: Any) -> None:
-        """Begin an episode of ``env`` (LIBERO's robosuite env, ``ControlEnv.env``), after its settle steps."""
+        """Begin an episode of ``env`` (LIBERO's robosuite env, ``ControlEnv.env``), after its settle steps.
+
+        A scene the tracker cannot index (a variant with other names or another gripper) leaves the episode
+        untracked, its failure then ``timeout`` with why: the reasons explain an evaluation, never cost it one."""
+        self._steps = 0
+        try:
+            self._begin(env)
+        except Exception as exc:  # any failure of the tracker is the tracker's, not the episode's
+            self._untracked = _broke("index this scene", exc)
+
+    def _begin(self, env: Any) -> None:
         self._env = env
         self._m, self._d = env.sim.model._model, env.sim.data._data
-        self._steps = 0
         self._held = -1
         self._held_height = 0.0
         self._watching: list[_Watch] = []
@@ -136,6 +148,12 @@ class LiberoFailureTracker:
         self._steps += 1
         if self._untracked is not None:
             return
+        try:
+            self._observe(success)
+        except Exception as exc:  # as in start: the episode goes on, untracked
+            self._untracked = _broke(f"follow step {self._steps}", exc)
+
+    def _observe(self, success: bool) -> None:
         step, d = self._steps, self._d
         held = self._held_object()
         if self._reach:
@@ -243,8 +261,15 @@ class LiberoFailureTracker:
     # -- episode end -----------------------------------------------------------------------------
     def cause(self) -> FailureCause:
         """Why the episode that just ended failed (call it only for a failed one)."""
+        try:
+            return self._cause()
+        except Exception as exc:  # as in start
+            self._untracked = _broke("read the end of the episode", exc)
+            return decide(Evidence(self._steps, [], {}, untracked=self._untracked))
+
+    def _cause(self) -> FailureCause:
         if self._untracked is not None:
-            return decide(Evidence(self._steps, self._predicates, {}, untracked=self._untracked))
+            return decide(Evidence(self._steps, [], {}, untracked=self._untracked))
         d = self._d
         for index, (track, target) in self._targets.items():
             track.held_at_end = index == self._held
@@ -276,6 +301,12 @@ class LiberoFailureTracker:
         tilt = math.degrees(math.acos(float(np.clip(up0 @ up, -1.0, 1.0))))
         moved = self._d.xpos[body, :2] - self._xpos0[body, :2]
         return Displacement(name, tilt, math.sqrt(float(moved @ moved)), is_target)
+
+
+def _broke(what: str, exc: Exception) -> str:
+    """Why an episode is untracked after the tracker itself failed (logged: it is a tracker bug to report)."""
+    log.warning("the failure tracker could not %s", what, exc_info=exc)
+    return f"the failure tracker could not {what} ({type(exc).__name__}: {exc})"
 
 
 def _place(env: Any, m: Any, name: str) -> _Place | None:

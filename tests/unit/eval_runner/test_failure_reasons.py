@@ -3,8 +3,11 @@ the order in which they are checked, and what an episode's result records (none 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
+from eval_runner.envs.libero_failures import LiberoFailureTracker
 from eval_runner.failure_reasons import (
     DETAIL_CHARS,
     FALL_M,
@@ -202,3 +205,21 @@ def test_a_long_detail_is_cut_to_what_the_result_keeps() -> None:
         failure_reason=cause.reason,
         failure_detail=cause.detail,
     )
+
+
+def test_given_a_scene_the_tracker_cannot_index_then_the_episode_goes_on_and_fails_as_timeout_saying_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # a scene without LIBERO's MuJoCo handles, e.g. a variant built otherwise: the tracker must not cost the episode
+    scene = SimpleNamespace(parsed_problem={"goal_state": [["On", "akita_black_bowl_1", "plate_1"]]}, sim=None)
+    tracker = LiberoFailureTracker()
+
+    tracker.start(scene)
+    for _ in range(3):
+        tracker.observe(success=False)
+    cause = tracker.cause()
+
+    assert cause.reason is FailureReason.TIMEOUT
+    assert cause.detail.startswith("no success within 3 steps; the failure tracker could not index this scene")
+    assert "AttributeError" in cause.detail
+    assert "failure tracker could not index this scene" in caplog.text
