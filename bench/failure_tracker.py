@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     pairs = []
     for item in args.tasks.split(","):
         suite, _, task = item.strip().partition(":")
-        if not suite.startswith("libero_") or not task.isdigit():
+        if not suite.startswith("libero_") or not (task.isascii() and task.isdigit()):
             parser.error(f"--tasks: {item!r} is not SUITE:TASK of a LIBERO suite (e.g. libero_spatial:0)")
         pairs.append((suite, int(task)))
     limit_threads(1)  # as a worker: one core each
