@@ -7,7 +7,7 @@ import pytest
 from rlinf_aws.execution_names import execution_name, matrix_digest, parse_execution_name
 from rlinf_aws.lambda_settings import PipelineSettings
 from rlinf_aws.state_plan import plan
-from rlinf_bench.contracts import CheckpointRef, EvalRequest, EvalRun, ProbeSpec, SuiteSelection
+from rlinf_bench.contracts import CheckpointRef, EvalRequest, ProbeSpec, SuiteSelection
 from rlinf_bench.contracts.request import WorkflowSettings
 from rlinf_bench.contracts.workflow import PlanInput
 from rlinf_bench.errors import ConfigError, InvalidRequestError, UnknownBaselineError, UnknownSuiteError
@@ -126,13 +126,6 @@ def test_the_map_items_share_one_copy_of_the_job_fields_and_carry_their_own_imag
     assert out.job.request_id == req.request_id and out.job.kubernetes == out.request.kubernetes
     assert {i.image for i in out.eval_items} == {SETTINGS.eval_image}
     assert {i.image for i in out.probe_items} == {SETTINGS.probe_image}
-
-
-def test_old_trials_field_of_an_eval_run_still_reads() -> None:
-    run = request().expand()[0]
-    old = run.model_dump(mode="json")
-    old["trials"] = old.pop("trials_per_task") - 7
-    assert EvalRun.model_validate(old).trials_per_task == 43
 
 
 @pytest.mark.parametrize(

@@ -94,20 +94,6 @@ def test_given_a_changed_torch_then_the_checkpoint_page_shows_it_next_to_the_ver
     assert "rlinf-bench evaluate --suite libero_spatial" in page  # provenance of each run
 
 
-def test_given_an_older_report_without_episode_rows_then_the_grid_uses_counts(tmp_path: Path) -> None:
-    reports = two_checkpoints()
-    for r in reports:
-        for s in r.suites:
-            s.states = [st.model_copy(update={"episodes": []}) for st in s.states]
-            for run in s.runs:
-                run.provenance = None
-    write_site(reports, tmp_path, baselines=[], title="old")
-    task = (tmp_path / "checkpoints/exp-step_200/libero_spatial/task_1.html").read_text()
-    assert "No per-episode rows in this report" in task and 'class="ok"' in task
-    page = (tmp_path / "checkpoints/exp-step_200.html").read_text()
-    assert page.count("unknown") > 10
-
-
 def test_upload_site_stores_the_pages_under_the_prefix_and_returns_the_entry_page(tmp_path: Path) -> None:
     before, now = two_checkpoints()
     entry = upload_site(

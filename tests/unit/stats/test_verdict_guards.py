@@ -46,7 +46,7 @@ def report(per_state: list[int], step: int, *, failed: bool = False) -> Checkpoi
 
 
 def without_states(s: SuiteReport) -> SuiteReport:
-    """A complete suite as an older report stored it: no per-state outcomes."""
+    """A complete suite with no per-state outcomes (a report nobody aggregated from its runs)."""
     return s.model_copy(update={"states": []})
 
 
