@@ -111,7 +111,7 @@ def _run(suite: str, task_ids: list[int], trials: int = 1) -> EvalRun:
 
 
 def test_given_a_suite_no_package_ships_then_the_run_is_refused_with_how_to_get_it() -> None:
-    with pytest.raises(ConfigError, match="github.com/Zxy-MLlab/LIBERO-PRO") as caught:
+    with pytest.raises(ConfigError, match=r"github\.com/Zxy-MLlab/LIBERO-PRO") as caught:
         kind_for_suite("liberopro_goal_environment").check_run(_run("liberopro_goal_environment", [0]))
     assert "--list-tasks" in str(caught.value)
 
