@@ -36,6 +36,7 @@ from rlinf_bench.suites import get_suite
 if TYPE_CHECKING:
     import numpy as np
 
+    from eval_runner.failure_reasons import FailureCause
     from eval_runner.policies.base import Policy
     from eval_runner.settings import EvalSettings
 
@@ -119,6 +120,11 @@ class Scene(Protocol):
 
     def step(self, action: np.ndarray, *, render: bool) -> tuple[dict[str, Any], bool]:
         """One action; (observation, success). ``render=False``: nobody reads this step's images."""
+        ...
+
+    def failure(self) -> FailureCause | None:
+        """Why the episode that just ran out of steps failed, from the simulator (:mod:`eval_runner.failure_reasons`);
+        None for a kind without a tracker (RoboTwin), whose failures the loop records as ``timeout``."""
         ...
 
     def video_frame(self) -> np.ndarray | None:

@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eval_runner.envs.kinds import EpisodeStart
+from eval_runner.envs.libero_failures import LiberoFailureTracker
 from eval_runner.policies.base import ObservationSpec
 from eval_runner.scheduler import EpisodeTask
 
 if TYPE_CHECKING:
     from eval_runner.env import LiberoEnv
+    from eval_runner.failure_reasons import FailureCause
 
 __all__ = ["LiberoScene", "LiberoScenes", "freeze_imports"]
 
@@ -86,6 +88,7 @@ class LiberoScene:  # pragma: no cover - runs in the child
         self.records_video = VIDEO_CAMERA in self.env.cameras
         # a policy without cameras reads proprioception only, which a step gives without rendering
         self.observation_needs_render = bool(scenes.obs_spec.cameras)
+        self.failures = LiberoFailureTracker()  # why an episode failed, from the goal and the MuJoCo state
 
     def start_episode(self, episode: EpisodeTask, settle_steps: int) -> EpisodeStart:
         obs = self.env.start_episode(
@@ -94,10 +97,16 @@ class LiberoScene:  # pragma: no cover - runs in the child
         if self.hook is not None:
             self.hook(self.env)
             obs = self.env.refresh_observation()
+        self.failures.start(self.env.raw_env.env)
         return EpisodeStart(observation=obs, next_start=self.env.rng_after_reset)
 
     def step(self, action: np.ndarray, *, render: bool) -> tuple[dict[str, Any], bool]:
-        return self.env.step(action, render=render)
+        obs, success = self.env.step(action, render=render)
+        self.failures.observe(success)
+        return obs, success
+
+    def failure(self) -> FailureCause:
+        return self.failures.cause()
 
     def video_frame(self) -> np.ndarray | None:
         return self.env.video_frame()
