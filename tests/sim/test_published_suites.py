@@ -50,6 +50,8 @@ def test_given_liberoplus_variants_and_one_without_its_assets_then_those_here_ru
     assert result.status is RunStatus.COMPLETE
     assert [t.task_id for t in result.tasks] == [camera.task_id, noise.task_id, layout.task_id]
     assert all([(e.steps, e.error) for e in t.episodes] == [(3, None)] for t in result.tasks)
+    # LIBERO-plus's scenes are LIBERO's forks: the failure tracker reads their goals and states too
+    assert all(e.failure_reason is not None for t in result.tasks for e in t.episodes)
     assert (
         result.tasks[0].language == "pick up the black bowl between the plate and the ramekin and place it on the plate"
     )
