@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from eval_runner.envs.kinds import KIND_MODULES, env_kind
 from eval_runner.policies.factory import DEFAULT_ENV_KIND, load_policy, resolve_scheme
 from rlinf_bench.errors import RlinfBenchError
 
@@ -40,13 +41,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval_runner.policy_check", description=__doc__.split("\n")[0])
     parser.add_argument("checkpoints", nargs="*", type=Path, metavar="CHECKPOINT", help="global_step_<N> folders")
     parser.add_argument("--policy", required=True, metavar="SPEC", help="the policy spec to check")
-    parser.add_argument("--env-kind", default=DEFAULT_ENV_KIND, choices=("libero", "robotwin"))
+    parser.add_argument(
+        "--env-kind", default=DEFAULT_ENV_KIND, choices=sorted(KIND_MODULES), help="a suite's simulator (catalogue)"
+    )
     args = parser.parse_args(argv)
     checkpoint: Path | None = None
     try:
         resolve_scheme(args.policy)  # the spec alone, also when no checkpoint exists yet (watch)
         for checkpoint in args.checkpoints:
-            check_policy(args.policy, checkpoint, env_kind=args.env_kind)
+            check_policy(args.policy, checkpoint, env_kind=env_kind(args.env_kind).name)
     except RlinfBenchError as exc:
         # The first refusal is the answer: the other checkpoints would load their weights for nothing.
         print(json.dumps({"checkpoint": str(checkpoint or ""), "error": type(exc).__name__, "reason": str(exc)}))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["LiberoScene", "LiberoScenes", "freeze_imports"]
 
 
-def freeze_imports() -> None:
+def freeze_imports(package: str = "libero") -> None:
     """Import the simulator, then exempt every object created so far from the cyclic garbage collector.
 
     robosuite's ``MjSim.free()`` runs a full ``gc.collect()`` at every LIBERO reset, i.e. once per episode,
@@ -39,7 +40,7 @@ def freeze_imports() -> None:
     drops is kept (bench/worker_start.py measures what it saves).
     """
     with contextlib.suppress(ImportError):  # the first scene build reports it, with its fix
-        import libero.libero.envs.env_wrapper  # noqa: F401  (robosuite, MuJoCo, numba)
+        importlib.import_module(f"{package}.{package}.envs.env_wrapper")  # robosuite, MuJoCo, numba
     gc.collect()
     gc.freeze()
 
@@ -54,6 +55,7 @@ class LiberoScenes:
     settle_gripper: float = -1.0  # gripper of the settle action (the run's protocol)
     cache_dir: Path | None = None
     scene_hook: str | None = None  # TEST-ONLY 'module:function' called with the LiberoEnv after settling
+    package: str = "libero"  # the LIBERO distribution whose scene classes build its tasks (TaskInfo.package)
 
     def setup_worker(self) -> None:  # pragma: no cover - runs in the child
         """LIBERO's config and rendering, then the simulator's import, frozen out of the cyclic GC."""
@@ -63,8 +65,8 @@ class LiberoScenes:
             # The parent already mapped the GPU to its EGL index. robosuite insists that this index also
             # appear in CUDA_VISIBLE_DEVICES; workers use no CUDA, so hide it rather than fight the check.
             os.environ.pop("CUDA_VISIBLE_DEVICES", None)
-        configure_libero(self.cache_dir, needs_renderer=bool(self.obs_spec.cameras))
-        freeze_imports()
+        configure_libero(self.cache_dir, needs_renderer=bool(self.obs_spec.cameras), package=self.package)
+        freeze_imports(self.package)
 
     def make(self, task_id: int, *, video: bool) -> LiberoScene:  # pragma: no cover - runs in the child
         return LiberoScene(self, task_id, video=video)

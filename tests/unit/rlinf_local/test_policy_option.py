@@ -13,7 +13,7 @@ import yaml
 from rlinf_bench.checkpoints.named_policies import EXPERT_SETTINGS_FILE, named_policies, policy_advice
 from rlinf_cli.main import main
 from rlinf_local.pipeline_command import PipelineOutcome
-from rlinf_local.policy_check import command_with_policy, policy_of
+from rlinf_local.policy_check import check_matrix_policy, command_with_policy, policy_of
 from rlinf_local.runs import config_text_for
 
 EXPERT = "builtin:expert?settings=checkpoint"
@@ -64,6 +64,15 @@ def test_given_suites_of_two_benchmarks_then_the_matrix_names_each_env_kind_once
     config.write_text("suites: [libero_goal, robotwin/lift_pot, robotwin_short, LIBERO-Long]\n")
 
     assert policy_of(config_text_for(config, tmp_path))[1] == ["libero", "robotwin"]
+
+
+def test_given_a_liberoplus_suite_then_its_policy_is_checked_as_its_env_kind_checks_it(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("suites: [liberoplus_spatial]\npolicy: builtin:zero\n")
+    text = config_text_for(config, tmp_path)
+
+    assert policy_of(text)[1] == ["liberoplus"]
+    check_matrix_policy(text, [])  # the evaluator's policy check knows every env kind the catalogue names
 
 
 def _checkpoint(root: Path, *, expert: bool = False, hydra: bool = False) -> Path:
