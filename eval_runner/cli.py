@@ -137,6 +137,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=("fail-run", "fail-episode"),
         help="a simulator exception in a step fails the run (default) or counts as a failed episode, as OpenVLA-OFT",
     )
+    p.add_argument(
+        "--robustness",
+        metavar="AXES",
+        help="also play perturbed episodes, each beside its unperturbed twin: quick (all seven axes at level 2 on "
+        "the first 5 initial states of each task), full (levels 1-3), or AXIS[:LEVELS],... with axes layout, camera, "
+        "robot_init, language, light, texture, noise and levels 0-3, e.g. camera:1,2,3,light:2; off (default): none "
+        "(docs/robustness.md)",
+    )
     p.add_argument("--max-retries", type=int, metavar="N", default=2, help="re-runs of an episode after worker crashes")
     p.add_argument(
         "--worker-threads", type=int, metavar="N", help="compute threads per worker (default: cores // workers)"
@@ -244,6 +252,7 @@ def build_run(args: argparse.Namespace, *, request: EvalRun | None = None, s3_cl
         "settle_gripper": args.settle_gripper,
         "resolution": args.resolution,
         "on_episode_error": args.on_episode_error,
+        "robustness": args.robustness,
         "output_uri": args.out,
     }
     base.update({k: v for k, v in overrides.items() if v is not None})
