@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -25,14 +24,18 @@ from eval_runner.cli_checks import add_overwrite_arguments, check_before_start
 from eval_runner.envs.kinds import all_kinds, kind_for_suite
 from eval_runner.job import job_from_args, run_job
 from eval_runner.run_estimate import long_run_notice
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_aws.task_callback import TaskCallback, report_run_result, reporting_to_state_machine
+from rlinf_bench.checkpoints.keys import ref_for_location
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult, request_id_for
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, ContractError, RlinfBenchError, StorageError
 from rlinf_bench.provenance import collect_provenance
-from rlinf_cli.arguments import add_target_argument, target_of
-from rlinf_cli.help_format import ExampleFormatter
-from rlinf_cli.output import add_json_flag, emit_json, error_line, quiet_stdout
+from rlinf_bench.reporting.text_safety import error_line
+from rlinf_clikit.arguments import UsageError, add_target_argument, target_of
+from rlinf_clikit.help_format import ExampleFormatter
+from rlinf_clikit.output import add_json_flag, emit_json, quiet_stdout
+from rlinf_doctor.nvml_gpus import NvmlGpus
 
 log = logging.getLogger("eval_runner")
 
@@ -49,8 +52,6 @@ DESCRIPTION = (
 
 #: The suite of a run that names none.
 DEFAULT_SUITE = "libero_spatial"
-
-_STEP_RE = re.compile(r"(?:^|/)(?P<exp>[^/]+)/checkpoints/global_step_(?P<step>\d+)/?$")
 
 
 class PolicyOption(argparse._StoreAction):
@@ -197,7 +198,7 @@ def load_request(value: str, *, s3_client: Any = None) -> EvalRun:
     if is_s3(text):
         parse_s3(text, what="--request", need_key=True)
         try:
-            body = Storage(s3_client).read_bytes(text)
+            body = Storage(S3Objects(s3_client)).read_bytes(text)
         except StorageError as exc:  # missing object, NoCredentialsError, EndpointConnectionError
             raise ConfigError(f"cannot read --request {text}: {exc}; check the URI and the pod's S3 access") from exc
         return EvalRun.from_json(body, source=text)
@@ -205,14 +206,6 @@ def load_request(value: str, *, s3_client: Any = None) -> EvalRun:
     if not path.is_file():
         raise ConfigError(f"--request {text!r} is neither inline JSON, an s3:// URI nor an existing file")
     return EvalRun.load(path)
-
-
-def checkpoint_ref(uri: str) -> CheckpointRef:
-    """A CheckpointRef for ``--checkpoint``; experiment and step come from RLinf's path convention."""
-    match = _STEP_RE.search(uri.rstrip("/"))
-    if match:
-        return CheckpointRef(uri=uri, experiment=match["exp"], global_step=int(match["step"]))
-    return CheckpointRef(uri=uri, experiment="adhoc", global_step=0)
 
 
 def milliseconds(text: str) -> float:
@@ -258,7 +251,7 @@ def build_run(args: argparse.Namespace, *, request: EvalRun | None = None, s3_cl
     base.update({k: v for k, v in overrides.items() if v is not None})
     checkpoint = target_of(args, "checkpoint")
     if checkpoint:
-        base["checkpoint"] = checkpoint_ref(checkpoint).model_dump()
+        base["checkpoint"] = ref_for_location(checkpoint).model_dump()
     base.setdefault("checkpoint", CheckpointRef(uri="", experiment="none", global_step=0).model_dump())
     base.setdefault("suite", DEFAULT_SUITE)
     base.setdefault("seed", 0)
@@ -306,7 +299,7 @@ def run(args: argparse.Namespace) -> int:
         request = load_request(args.request) if args.request else None  # read once
         job = job_from_args(args, build_run(args, request=request), sys.argv)
         out = job.out
-        provenance = collect_provenance(command=job.command)  # once per run
+        provenance = collect_provenance(gpus=NvmlGpus(), command=job.command)  # once per run
         # Bad arguments and finished episodes at --out are refused here, before the preflight's seconds.
         check_before_start(job, provenance)
         notice = None if callback is not None else long_run_notice(job.run)  # a person ran it: say how long
@@ -317,7 +310,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             result = run_job(job, provenance)
         except RlinfBenchError as exc:
-            exc.add_note(f"result: {out}")  # printed on the error's own line (rlinf_cli.output.error_line)
+            exc.add_note(
+                f"result: {out}"
+            )  # printed on the error's own line (rlinf_bench.reporting.text_safety.error_line)
             raise
         except KeyboardInterrupt as exc:
             exc.add_note(f"the finished episodes are in {out}: run the same command with --resume to finish it")
@@ -348,7 +343,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval_runne
     )
     try:
         return run(args)
-    except (RlinfBenchError, ContractError) as exc:  # AssetsMissingError included
+    except (RlinfBenchError, ContractError, UsageError) as exc:  # AssetsMissingError included
         print(f"eval_runner: error: {error_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:

@@ -38,6 +38,7 @@ from rlinf_bench.contracts.layout import result_root, run_result_uri
 from rlinf_bench.errors import ConfigError, PolicyServerUnreachableError, RlinfBenchError
 from rlinf_bench.provenance import collect_provenance, cpu_count
 from rlinf_bench.robustness import perturbed_episodes
+from rlinf_doctor.nvml_gpus import NvmlGpus
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ def evaluate(
         check_resumable(previous, _identity(run), writer.out)
     # Until the run is set up, a failure is reported with what we know: the request and the provenance.
     builder = ResultBuilder(
-        run, [], run.max_steps or 1, settings.settle_steps or 0, provenance or collect_provenance(command=command)
+        run, [], run.max_steps or 1, settings.settle_steps or 0, provenance or collect_provenance(gpus=NvmlGpus(), command=command)
     )
     with _final_state_written(writer, builder, previous):
         env = _set_up(kind, run, env_options, settings, builder)
@@ -220,11 +221,15 @@ def _load_policy(run: EvalRun, settings: EvalSettings, s3_client: Any, kind: Env
     from eval_runner.checkpoint_fetch import materialize_checkpoint
     from eval_runner.libero_setup import default_cache_dir
     from eval_runner.policies.factory import load_policy
+    from rlinf_aws.s3_objects import S3Objects
 
     checkpoint_dir = None
     if run.checkpoint.uri:
         cache = (settings.cache_dir or default_cache_dir()) / "checkpoints"
-        checkpoint_dir = materialize_checkpoint(run.checkpoint.uri, cache, s3_client=s3_client)
+        # The layout the intake found rides in the run; only the files it needs are checked again.
+        checkpoint_dir = materialize_checkpoint(
+            run.checkpoint.uri, cache, layout=run.checkpoint.layout, objects=S3Objects(s3_client)
+        )
     return load_policy(run.policy, checkpoint_dir, env_kind=kind.name)
 
 

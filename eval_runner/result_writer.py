@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_bench.contracts import RunResult
-from rlinf_bench.document_store import S3Location, Storage, StoredObjectMissingError, is_s3, join, parse_s3
-from rlinf_bench.errors import ConfigError, StorageError
+from rlinf_bench.document_store import S3Location, Storage, is_s3, join, parse_s3
+from rlinf_bench.errors import ConfigError, StorageError, StoredObjectMissingError
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,8 @@ class ResultWriter:
     def __init__(self, out: str, *, s3_client: Any = None, min_interval_s: float = 15.0) -> None:
         self.out = out
         self.is_s3 = is_s3(out)
-        self.storage = Storage(s3_client)
+        self.objects = S3Objects(s3_client)
+        self.storage = Storage(self.objects)
         self._min_interval_s = min_interval_s if self.is_s3 else 0.0
         self._last_write: float | None = None  # monotonic time of the last write
         if self.is_s3:
@@ -80,13 +82,13 @@ class ResultWriter:
     def upload(self, local: Path, uri: str) -> str:
         """Copy a local file to ``uri`` (S3 only; local siblings are written in place)."""
         loc = parse_s3(uri, what="upload target", need_key=True)
-        self.storage.s3.upload_file(str(local), loc.bucket, loc.key)
+        self.objects.upload_object(local, loc.bucket, loc.key)
         return uri
 
     def remove(self, uri: str) -> None:
         """Delete a file written with the result (a video displaced by a later one); a missing one is fine."""
         if is_s3(uri):
             loc = parse_s3(uri, what="file to delete", need_key=True)
-            self.storage.s3.delete_object(Bucket=loc.bucket, Key=loc.key)
+            self.objects.remove_object(loc.bucket, loc.key)
         else:
             Path(uri).unlink(missing_ok=True)

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from rlinf_bench.contracts import ProbeName
-from rlinf_cli.help_format import ExampleFormatter
+from rlinf_clikit.help_format import ExampleFormatter
 
 
 def register(sub: Any) -> None:

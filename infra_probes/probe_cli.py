@@ -18,12 +18,13 @@ from typing import Any
 
 from infra_probes.common import now_iso, parse_target, run_probe
 from infra_probes.progress import ProbeProgress
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_aws.task_callback import TaskCallback, job_name_from_env
 from rlinf_bench.contracts import ProbeName, ProbeResult, ProbeVerdict
 from rlinf_bench.contracts.workflow import JobCallback
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, RlinfBenchError, StorageError
-from rlinf_cli.help_format import DefaultsOnceFormatter
+from rlinf_clikit.help_format import DefaultsOnceFormatter
 
 #: One module per probe, named after it (infra_probes.<name>): add_arguments, settings_from_args, measure.
 PROBES: dict[str, str] = {name.value: f"infra_probes.{name.value}" for name in ProbeName}
@@ -121,7 +122,7 @@ def write_result(result: ProbeResult, out: str, *, storage: Storage | None = Non
         except ImportError as exc:
             raise ConfigError(f"--out {out} needs boto3; pip install 'rlinf-bench[aws]' or write a local file") from exc
     try:
-        (storage or Storage()).write_json(out, result.to_json())
+        (storage or Storage(S3Objects())).write_json(out, result.to_json())
     except StorageError as exc:
         raise ConfigError(f"--out {out} cannot be written ({exc}); pass a writable path or URI") from exc
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rlinf_aws.lambda_settings import PipelineSettings
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_bench.document_store import Storage
 from rlinf_bench.errors import ConfigError
 
@@ -78,7 +79,7 @@ class PipelineClients:
     @property
     def storage(self) -> Storage:
         if "storage" not in self._cache:
-            self._cache["storage"] = Storage(s3_factory=lambda: self.aws("s3"))
+            self._cache["storage"] = Storage(S3Objects(factory=lambda: self.aws("s3")))
         return self._cache["storage"]
 
     def submitter(self) -> Submitter:

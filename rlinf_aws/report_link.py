@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_bench.contracts import CheckpointReport
 from rlinf_bench.contracts.layout import ENTRY_PAGE
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
@@ -68,8 +69,12 @@ def report_url(report: CheckpointReport, storage: Storage, *, local_html: str = 
     if not is_s3(page):
         return page
     loc = parse_s3(page, need_key=True)
+    objects = storage.objects
+    if not isinstance(objects, S3Objects):
+        log.warning("could not presign %s: this publisher has no S3 access", page)
+        return ""
     try:
-        url = _sigv4(storage.s3).generate_presigned_url(
+        url = _sigv4(objects.client).generate_presigned_url(
             "get_object", Params={"Bucket": loc.bucket, "Key": loc.key}, ExpiresIn=PRESIGN_EXPIRES_S
         )
     except Exception as exc:  # a signing failure must not stop the message: it falls back to the stored URI

@@ -28,13 +28,18 @@ from rlinf_aws.backlog_store import DynamoBacklogStore
 from rlinf_aws.execution_names import matrix_digest
 from rlinf_aws.execution_starter import ExecutionStarter, verify_table
 from rlinf_aws.lambda_settings import env_number
-from rlinf_bench.checkpoints.completeness import Clock, S3Lister, utc_now
+from rlinf_aws.s3_objects import S3Objects
+from rlinf_aws.sqs_dead_letters import SqsDeadLetters
+from rlinf_aws.ssm_parameters import SsmParameters
+from rlinf_bench.checkpoints.completeness import Clock, utc_now
+from rlinf_bench.checkpoints.listing import CheckpointLister
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.errors import CheckpointNotReadyError, ConfigError
 from rlinf_bench.intake.backlog import Backlog
 from rlinf_bench.intake.config import MAX_AGE_LIMIT_S, MAX_QUIET_PERIOD_S, IntakeConfig, load_intake_config
-from rlinf_bench.intake.router import DeadLetterSink, Outcome, RecordResult, Router, SqsDeadLetters, StartOnce
+from rlinf_bench.intake.router import Outcome, RecordResult, Router, StartOnce
+from rlinf_bench.ports import DeadLetterSink
 
 ClientFactory = Callable[[str], Any]  # service name -> boto3 client
 #: Step Functions keeps an execution's name 90 days: remembering a start longer buys nothing.
@@ -152,7 +157,9 @@ def build_router(
         verify_table(dynamodb, settings.idempotency_table)
     if config is None:
         config = load_intake_config(
-            settings.intake_config, ssm_factory=lambda: client("ssm"), s3_factory=lambda: client("s3")
+            settings.intake_config,
+            parameters=SsmParameters(factory=lambda: client("ssm")),
+            objects=S3Objects(factory=lambda: client("s3")),
         )
     overrides = {
         k: v
@@ -171,7 +178,7 @@ def build_router(
     persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=dynamodb)
     router = Router(
         config=config,
-        lister=S3Lister(client("s3")),
+        lister=CheckpointLister(S3Objects(client("s3"))),
         start_once=idempotent_start(starter, persistence, idem_config),
         dead_letters=idempotent_dead_letters(
             SqsDeadLetters(client("sqs"), settings.dead_letter_queue_url), persistence, idem_config

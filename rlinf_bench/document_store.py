@@ -3,9 +3,9 @@
 Results, reports and configs move between a laptop, an eval Job and a Lambda; each of them names a
 document by a string. This module is the only place that tells a local path from an S3 URI, so the
 rules (what a valid URI is, atomic local writes, what a missing object looks like) are the same
-everywhere. The S3 client is passed in, or built on first use by the factory that an installed adapter
-declares in the ``rlinf_bench.s3_client`` entry-point group (``rlinf_aws``: boto3's default credentials
-chain). The core never imports an AWS library itself, and holds no client globally.
+everywhere. Local paths are read and written here; ``s3://`` URIs go through the
+:class:`~rlinf_bench.ports.ObjectStore` the caller passes in (``rlinf_aws.s3_objects.S3Objects`` on AWS and
+in the Jobs). Without one, an S3 URI is refused with an error that says so: the core builds no client.
 """
 
 from __future__ import annotations
@@ -13,37 +13,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from rlinf_bench.errors import ConfigError, StorageError
+from rlinf_bench.errors import ConfigError, StorageError, StoredObjectMissingError
+from rlinf_bench.ports import ObjectStore
 
 __all__ = [
     "S3Location",
     "Storage",
-    "StoredObjectMissingError",
-    "exists",
     "is_s3",
     "join",
-    "list_keys",
     "parse_s3",
-    "read_bytes",
-    "read_json",
-    "read_text",
     "write_atomic",
-    "write_bytes",
-    "write_json",
-    "write_text",
 ]
 
 S3_SCHEME = "s3://"
-
-
-class StoredObjectMissingError(StorageError):
-    """The path or object does not exist."""
 
 
 @dataclass(frozen=True)
@@ -84,60 +70,44 @@ def join(base: str, *parts: str) -> str:
     return out
 
 
-def _error_code(exc: BaseException) -> str:
-    response = getattr(exc, "response", None)
-    if isinstance(response, dict):
-        return str(response.get("Error", {}).get("Code", ""))
-    return ""
-
-
-_MISSING_CODES = {"NoSuchKey", "404", "NotFound", "NoSuchBucket"}
-
-
-#: Entry-point group of the factory that builds an S3 client when none is passed in (pyproject.toml).
-S3_CLIENT_GROUP = "rlinf_bench.s3_client"
-
-
-def default_s3_client() -> Any:
-    """An S3 client from the installed adapter's factory; a clear error when no adapter is installed."""
-    found = sorted(entry_points(group=S3_CLIENT_GROUP), key=lambda ep: ep.name)
-    if not found:
-        raise ConfigError(
-            f"an s3:// URI needs an S3 client, and no package declares one in the {S3_CLIENT_GROUP!r} "
-            "entry points: install rlinf-bench with its aws extra (pip install 'rlinf-bench[aws]'), or pass "
-            "Storage(s3=<boto3 S3 client>)"
-        )
-    return found[0].load()()
-
-
 class Storage:
-    """Reads and writes documents by URI. ``s3`` is an S3 client (boto3's interface), or a factory called
-    on first use; with neither, :func:`default_s3_client` builds one when an S3 URI is first touched."""
+    """Reads and writes documents by URI (a :class:`~rlinf_bench.ports.DocumentStore`): local paths here,
+    ``s3://`` URIs through ``objects``; without an object store an S3 URI raises a StorageError saying so."""
 
-    def __init__(self, s3: Any = None, *, s3_factory: Callable[[], Any] | None = None) -> None:
-        self._s3 = s3
-        self._s3_factory = s3_factory
+    def __init__(self, objects: ObjectStore | None = None) -> None:
+        self._objects = objects
 
     @property
-    def s3(self) -> Any:
-        if self._s3 is None:
-            self._s3 = (self._s3_factory or default_s3_client)()
-        return self._s3
+    def objects(self) -> ObjectStore | None:
+        """The object store ``s3://`` URIs go through (None: local paths only)."""
+        return self._objects
+
+    def _store(self, uri: str) -> ObjectStore:
+        if self._objects is None:
+            raise StorageError(
+                f"cannot reach {uri}: this process was given no S3 access (an object store); pass "
+                "Storage(rlinf_aws.s3_objects.S3Objects()) where it is built"
+            )
+        return self._objects
 
     # -- reading ------------------------------------------------------------------------------
-    def read_bytes(self, uri: str) -> bytes:
-        """The stored bytes; :class:`StoredObjectMissingError` names ``uri`` when it is absent."""
+    def read_bytes(self, uri: str, *, max_bytes: int | None = None) -> bytes:
+        """The stored bytes; :class:`StoredObjectMissingError` names ``uri`` when it is absent. With ``max_bytes``
+        at most ``max_bytes + 1`` bytes are read, so a caller can refuse a document over its bound."""
         if is_s3(uri):
             loc = parse_s3(uri, need_key=True)
+            store = self._store(uri)
             try:
-                body = self.s3.get_object(Bucket=loc.bucket, Key=loc.key)["Body"]
-                return bytes(body.read())
-            except Exception as exc:
-                if _error_code(exc) in _MISSING_CODES:
-                    raise StoredObjectMissingError(f"{uri} does not exist") from exc
+                return store.read_object(loc.bucket, loc.key, max_bytes=max_bytes)
+            except StoredObjectMissingError as exc:
+                raise StoredObjectMissingError(f"{uri} does not exist") from exc
+            except Exception as exc:  # the store's refusal (access denied) or a transient error (endpoint, throttling)
                 raise StorageError(f"cannot read {uri}: {exc}") from exc
         try:
-            return Path(uri).read_bytes()
+            if max_bytes is None:
+                return Path(uri).read_bytes()
+            with Path(uri).open("rb") as f:
+                return f.read(max_bytes + 1)
         except FileNotFoundError as exc:
             raise StoredObjectMissingError(f"{uri} does not exist") from exc
         except OSError as exc:
@@ -156,13 +126,11 @@ class Storage:
     def exists(self, uri: str) -> bool:
         if is_s3(uri):
             loc = parse_s3(uri, need_key=True)
+            store = self._store(uri)
             try:
-                self.s3.head_object(Bucket=loc.bucket, Key=loc.key)
+                return store.object_exists(loc.bucket, loc.key)
             except Exception as exc:
-                if _error_code(exc) in _MISSING_CODES:
-                    return False
                 raise StorageError(f"cannot look up {uri}: {exc}") from exc
-            return True
         return Path(uri).exists()
 
     def list_keys(self, prefix_uri: str, *, suffix: str = "") -> list[str]:
@@ -170,13 +138,8 @@ class Storage:
         if is_s3(prefix_uri):
             loc = parse_s3(prefix_uri)
             prefix = loc.key.rstrip("/") + "/" if loc.key else ""
-            out: list[str] = []
-            paginator = self.s3.get_paginator("list_objects_v2")
-            for page in paginator.paginate(Bucket=loc.bucket, Prefix=prefix):
-                for item in page.get("Contents", []):
-                    if item["Key"].endswith(suffix):
-                        out.append(f"{S3_SCHEME}{loc.bucket}/{item['Key']}")
-            return sorted(out)
+            listed = self._store(prefix_uri).list_prefix(loc.bucket, prefix)
+            return sorted(S3Location(loc.bucket, o.key).uri for o in listed if o.key.endswith(suffix))
         root = Path(prefix_uri)
         if not root.is_dir():
             return []
@@ -187,9 +150,10 @@ class Storage:
         """Store ``data`` at ``uri`` (local writes are atomic: temp file + rename). Returns ``uri``."""
         if is_s3(uri):
             loc = parse_s3(uri, need_key=True)
+            store = self._store(uri)
             try:
-                self.s3.put_object(Bucket=loc.bucket, Key=loc.key, Body=data, ContentType=content_type)
-            except Exception as exc:
+                store.write_object(loc.bucket, loc.key, data, content_type=content_type)
+            except Exception as exc:  # the store's refusal (no bucket, access denied) or a transient error
                 raise StorageError(f"cannot write {uri}: {exc}") from exc
             return uri
         write_atomic(Path(uri), data)
@@ -215,39 +179,3 @@ def write_atomic(path: Path, data: bytes) -> Path:
             tmp.unlink(missing_ok=True)
         raise StorageError(f"cannot write {path}: {exc}") from exc
     return path
-
-
-# Module-level conveniences for callers that use the default credentials chain.
-_default = Storage()
-
-
-def read_bytes(uri: str) -> bytes:
-    return _default.read_bytes(uri)
-
-
-def read_text(uri: str) -> str:
-    return _default.read_text(uri)
-
-
-def read_json(uri: str) -> Any:
-    return _default.read_json(uri)
-
-
-def exists(uri: str) -> bool:
-    return _default.exists(uri)
-
-
-def list_keys(prefix_uri: str, *, suffix: str = "") -> list[str]:
-    return _default.list_keys(prefix_uri, suffix=suffix)
-
-
-def write_bytes(uri: str, data: bytes) -> str:
-    return _default.write_bytes(uri, data)
-
-
-def write_text(uri: str, text: str) -> str:
-    return _default.write_text(uri, text)
-
-
-def write_json(uri: str, data: Any) -> str:
-    return _default.write_json(uri, data)

@@ -29,6 +29,8 @@ __all__ = [
     "RlinfBenchError",
     "SimulatorError",
     "StorageError",
+    "StorageLocationError",
+    "StoredObjectMissingError",
     "TrackingUnavailableError",
     "UnknownBaselineError",
     "UnknownNameError",
@@ -103,6 +105,14 @@ class CheckpointNotReadyError(CheckpointError):
 
 class StorageError(RlinfBenchError):
     """A stored document (local file or S3 object) cannot be read or written."""
+
+
+class StoredObjectMissingError(StorageError):
+    """The path or object does not exist."""
+
+
+class StorageLocationError(StorageError):
+    """A bucket that does not exist or cannot be one: every retry gets the same answer (:mod:`rlinf_bench.ports`)."""
 
 
 class NamedFileRefusedError(StorageError):

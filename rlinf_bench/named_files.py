@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from rlinf_bench.document_store import Storage, is_s3, parse_s3
-from rlinf_bench.errors import NamedFileRefusedError
+from rlinf_bench.document_store import is_s3, parse_s3
+from rlinf_bench.errors import NamedFileRefusedError, StorageError, StoredObjectMissingError
+from rlinf_bench.ports import DocumentStore
 from rlinf_bench.reporting.text_safety import plain
 
 __all__ = [
@@ -203,7 +204,7 @@ def read_named_file(
     name: str,
     where: RunFolder,
     *,
-    storage: Storage | None = None,
+    storage: DocumentStore | None = None,
     accept: frozenset[MediaType] = VIDEO_TYPES,
     max_bytes: int = NAMED_FILE_MAX_BYTES,
 ) -> NamedFile:
@@ -227,26 +228,17 @@ def read_named_file(
     return NamedFile(name=name, relative="/".join(segments), data=data, media_type=kind)
 
 
-def _read_s3(name: str, storage: Storage, max_bytes: int) -> bytes:
-    loc = parse_s3(name, need_key=True)
+def _read_s3(name: str, storage: DocumentStore, max_bytes: int) -> bytes:
     try:
-        body = storage.s3.get_object(Bucket=loc.bucket, Key=loc.key, Range=f"bytes=0-{max_bytes}")["Body"]
-        data = bytes(body.read(max_bytes + 1))
-    except Exception as exc:
-        code = _error_code(exc)
-        if code == "InvalidRange":  # S3's answer to a range of an empty object
-            return b""
-        if code in ("NoSuchKey", "404", "NotFound", "NoSuchBucket"):
-            raise _refuse(name, "it does not exist") from exc
-        raise _refuse(name, f"it cannot be read ({type(exc).__name__}: {code or 'no error code'})") from exc
+        data = storage.read_bytes(name, max_bytes=max_bytes)  # a ranged read: never past the bound
+    except StoredObjectMissingError as exc:
+        raise _refuse(name, "it does not exist") from exc
+    except StorageError as exc:
+        cause = exc.__cause__
+        raise _refuse(name, f"it cannot be read ({type(cause or exc).__name__})") from exc
     if len(data) > max_bytes:
         raise _refuse(name, f"it is larger than {max_bytes} bytes")
     return data
-
-
-def _error_code(exc: BaseException) -> str:
-    response = getattr(exc, "response", None)
-    return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rlinf_bench.contracts import Provenance
+from rlinf_bench.ports import GpuDescriber
 
 #: Distributions whose versions change results (simulator, physics, rendering, numerics).
 TRACKED_PACKAGES = (
@@ -91,31 +92,6 @@ def cpu_count() -> int:
         return os.cpu_count() or 0
 
 
-def gpus() -> list[str]:
-    """Visible GPUs as ``"<name> (<memory> MiB, driver <v>)"`` through NVML; empty without NVIDIA GPUs."""
-    try:
-        import pynvml
-    except ImportError:
-        return []
-    try:
-        pynvml.nvmlInit()
-    except Exception:  # NVMLError_LibraryNotFound / DriverNotLoaded on CPU boxes
-        return []
-    try:
-        driver = pynvml.nvmlSystemGetDriverVersion()
-        out = []
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            h = pynvml.nvmlDeviceGetHandleByIndex(i)
-            name = pynvml.nvmlDeviceGetName(h)
-            mem = pynvml.nvmlDeviceGetMemoryInfo(h).total // 2**20
-            out.append(f"{name} ({mem} MiB, driver {driver})")
-        return out
-    except Exception:
-        return []
-    finally:
-        pynvml.nvmlShutdown()
-
-
 def rendering_backend() -> str:
     gl = os.environ.get("MUJOCO_GL", "")
     dev = os.environ.get("MUJOCO_EGL_DEVICE_ID")
@@ -139,11 +115,13 @@ def weights_digest(description: dict[str, Any]) -> str | None:
 
 def collect_provenance(
     *,
+    gpus: GpuDescriber,
     command: Sequence[str] | None = None,
     policy: dict[str, Any] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Provenance:
-    """Everything we can tell about this run's environment; ``policy`` is ``Policy.describe()``."""
+    """Everything we can tell about this run's environment; ``policy`` is ``Policy.describe()``, ``gpus`` the
+    describer of this machine's GPUs (NVML in the Jobs: ``rlinf_doctor.nvml_gpus.NvmlGpus``)."""
     policy = policy or {}
     digest = weights_digest(policy)
     data: dict[str, Any] = {"policy": policy} if policy else {}
@@ -156,7 +134,7 @@ def collect_provenance(
         platform=platform.platform(),
         cpu=cpu_model(),
         cpu_count=cpu_count(),
-        gpu=gpus(),
+        gpu=gpus.visible_gpus(),
         rendering_backend=rendering_backend(),
         image_digest=os.environ.get("IMAGE_DIGEST") or None,
         command=list(command if command is not None else sys.argv),

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from rlinf_bench.errors import ConfigError
-from rlinf_cli.arguments import add_budget_arguments, budget_overrides
-from rlinf_cli.help_format import ExampleFormatter
 from rlinf_cli.intake_common import STATE_MACHINE_ENV, Clients, add_intake_options, intake_config, state_machine_arn
-from rlinf_cli.output import emit_json, quiet_stdout
+from rlinf_clikit.arguments import add_budget_arguments, budget_overrides
+from rlinf_clikit.help_format import ExampleFormatter
+from rlinf_clikit.output import emit_json, quiet_stdout
 
 
 def _steps(text: str) -> set[int]:
@@ -111,14 +111,17 @@ def run(args: argparse.Namespace) -> int:
             "evaluates with its intake config (--config)"
         )
     from rlinf_aws.execution_starter import ExecutionStarter
-    from rlinf_bench.checkpoints.completeness import check_completeness, lister_for
+    from rlinf_aws.s3_objects import S3Objects
+    from rlinf_bench.checkpoints.completeness import check_completeness
     from rlinf_bench.checkpoints.discovery import discover_checkpoints
+    from rlinf_bench.checkpoints.listing import CheckpointLister
 
     clients = Clients(args.region)
     config = intake_config(args, clients)
     arn = state_machine_arn(args)
     starter = ExecutionStarter(clients("stepfunctions"), arn) if arn else None
-    found = discover_checkpoints(args.root, s3_factory=lambda: clients("s3"), patterns=config.patterns)
+    objects = S3Objects(factory=lambda: clients("s3"))
+    found = discover_checkpoints(args.root, objects=objects, patterns=config.patterns)
     refs = found if args.steps is None else [r for r in found if r.global_step in args.steps]
     store = _backlog_store(args, clients)
     if args.superseded:
@@ -129,9 +132,7 @@ def run(args: argparse.Namespace) -> int:
     for ref in refs:
         request = config.request_for(ref)
         row: dict[str, Any] = {"global_step": ref.global_step, "checkpoint": ref.uri, "name": request.request_id}
-        verdict = check_completeness(
-            ref.uri, lister_for(ref.uri, lambda: clients("s3")), quiet_period_s=config.quiet_period_s
-        )
+        verdict = check_completeness(ref.uri, CheckpointLister(objects), quiet_period_s=config.quiet_period_s)
         if starter is not None and starter.exists(request.request_id):
             row.update(status="already_evaluated", detail="an execution of this name exists")
         elif not verdict.complete:
@@ -204,11 +205,7 @@ def run_local(args: argparse.Namespace) -> int:
 def _ignored_steps(root: Path, chosen: set[int]) -> list[int]:
     from rlinf_bench.checkpoints.discovery import discover_checkpoints
 
-    return sorted(
-        r.global_step
-        for r in discover_checkpoints(str(root.resolve()), s3_factory=lambda: None)
-        if r.global_step not in chosen
-    )
+    return sorted(r.global_step for r in discover_checkpoints(str(root.resolve())) if r.global_step not in chosen)
 
 
 def print_rows(rows: list[dict[str, Any]], ignored_steps: list[int], root: str, *, as_json: bool) -> None:

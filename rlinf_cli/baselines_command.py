@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rlinf_cli.help_format import ExampleFormatter
-from rlinf_cli.output import add_json_flag, emit_json
+from rlinf_clikit.help_format import ExampleFormatter
+from rlinf_clikit.output import add_json_flag, emit_json
 
 if TYPE_CHECKING:
     from rlinf_bench.baselines import Baseline, PublishedBest

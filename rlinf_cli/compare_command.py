@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlinf_cli.help_format import ExampleFormatter
+from rlinf_clikit.help_format import ExampleFormatter
 
 log = logging.getLogger(__name__)
 
@@ -17,6 +17,7 @@ REPORT_FILES = "checkpoint_report.json, report.md and sr_vs_step.png"
 
 if TYPE_CHECKING:
     from rlinf_bench.contracts import CheckpointReport, ProbeResult
+    from rlinf_bench.document_store import Storage
     from rlinf_bench.stats.verdicts import VerdictConfig
 
 
@@ -118,10 +119,13 @@ def run(args: argparse.Namespace) -> int:
     if args.publish:
         report = _publish(args, cfg)
         return _finish(args, report)
-    report = aggregate_checkpoint(load_runs(args.results), runs_expected=1 if args.adaptive else args.runs)
+    storage = result_storage()
+    report = aggregate_checkpoint(
+        load_runs(args.results, storage=storage), runs_expected=1 if args.adaptive else args.runs
+    )
     previous = None
     if args.previous:
-        previous = aggregate_checkpoint(load_runs(args.previous), runs_expected=args.runs)
+        previous = aggregate_checkpoint(load_runs(args.previous, storage=storage), runs_expected=args.runs)
         if previous.checkpoint_uri and previous.checkpoint_uri == report.checkpoint_uri:
             raise ResultsMismatchError(
                 f"--previous files ({', '.join(args.previous)}) are from the same checkpoint as the results "
@@ -150,10 +154,19 @@ def run(args: argparse.Namespace) -> int:
     return _finish(args, report)
 
 
+def result_storage() -> Storage:
+    """Where result files are read from: local paths, and ``s3://`` URIs with the AWS SDK's default credentials
+    (the client is built only when an S3 URI is read)."""
+    from rlinf_aws.s3_objects import S3Objects
+    from rlinf_bench.document_store import Storage
+
+    return Storage(S3Objects())
+
+
 def _load_probes(paths: list[str]) -> list[ProbeResult]:
     from rlinf_bench.stats.aggregate import load_probes
 
-    return load_probes(paths)
+    return load_probes(paths, storage=result_storage())
 
 
 def _finish(args: argparse.Namespace, report: CheckpointReport) -> int:
@@ -201,9 +214,11 @@ def _publish(args: argparse.Namespace, cfg: VerdictConfig) -> CheckpointReport:
     uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
     if not uri:
         raise ConfigError("--publish needs --tracking-uri URI (e.g. sqlite:///mlflow.db) or MLFLOW_TRACKING_URI")
-    runs = load_runs(args.results)
+    storage = result_storage()
+    runs = load_runs(args.results, storage=storage)
     from mlflow.tracking import MlflowClient
 
+    from rlinf_bench.reporting.episode_files import StoredRunFiles
     from rlinf_tracking.mlflow_experiments import publish_experiment
     from rlinf_tracking.summarize import summarize_and_publish
 
@@ -222,6 +237,7 @@ def _publish(args: argparse.Namespace, cfg: VerdictConfig) -> CheckpointReport:
         experiment=experiment,
         probes=_load_probes(args.probe),
         cfg=cfg,
+        files=StoredRunFiles(storage),
     )
     log.info("published: MLflow run %s in experiment %r; files in %s", report.links.get("mlflow_run"), experiment, out)
     return report

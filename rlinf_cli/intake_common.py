@@ -30,9 +30,15 @@ def add_intake_options(p: argparse.ArgumentParser) -> None:
 
 def intake_config(args: argparse.Namespace, clients: Clients) -> Any:
     """The intake config named by --config (built-in defaults otherwise), with --quiet-period applied."""
+    from rlinf_aws.s3_objects import S3Objects
+    from rlinf_aws.ssm_parameters import SsmParameters
     from rlinf_bench.intake.config import load_intake_config
 
-    config = load_intake_config(args.config, ssm_factory=lambda: clients("ssm"), s3_factory=lambda: clients("s3"))
+    config = load_intake_config(
+        args.config,
+        parameters=SsmParameters(factory=lambda: clients("ssm")),
+        objects=S3Objects(factory=lambda: clients("s3")),
+    )
     if args.quiet_period is not None:
         config = config.model_copy(update={"quiet_period_s": args.quiet_period})
     return config

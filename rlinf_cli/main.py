@@ -21,9 +21,9 @@ from typing import Any
 from rlinf_bench import __version__
 from rlinf_bench.errors import RlinfBenchError
 from rlinf_bench.log_safety import terminal_log_handler
-from rlinf_bench.reporting.text_safety import plain
-from rlinf_cli.help_format import readable_help
-from rlinf_cli.output import error_line
+from rlinf_bench.reporting.text_safety import error_line, plain
+from rlinf_clikit.arguments import UsageError
+from rlinf_clikit.help_format import readable_help
 
 # Add a line here to add a core subcommand (another package: an entry point in COMMAND_GROUP).
 COMMAND_MODULES: list[str] = [
@@ -192,7 +192,7 @@ def _run(argv: Sequence[str] | None) -> int:
     quiet_third_parties(verbose=log_level(args) == logging.DEBUG)
     try:
         rc = args.func(args)
-    except RlinfBenchError as exc:
+    except (RlinfBenchError, UsageError) as exc:
         # Errors we raise on purpose already name the input and the fix: no traceback.
         # The message can quote a file's names or a Job's output: no escape sequence reaches the terminal.
         print(f"rlinf-bench {args.command}: error: {error_line(exc)}", file=sys.stderr)

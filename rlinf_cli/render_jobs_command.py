@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rlinf_cli.help_format import ExampleFormatter
-from rlinf_cli.output import add_json_flag, emit_json
+from rlinf_clikit.help_format import ExampleFormatter
+from rlinf_clikit.output import add_json_flag, emit_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -16,7 +16,7 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
-from rlinf_cli.help_format import ExampleFormatter
+from rlinf_clikit.help_format import ExampleFormatter
 
 if TYPE_CHECKING:
     from rlinf_local.replay_events import ReplayReport

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlinf_cli.help_format import ExampleFormatter
-from rlinf_cli.output import add_json_flag, emit_json, quiet_stdout
+from rlinf_clikit.help_format import ExampleFormatter
+from rlinf_clikit.output import add_json_flag, emit_json, quiet_stdout
 
 if TYPE_CHECKING:
     from rlinf_bench.contracts import CheckpointReport

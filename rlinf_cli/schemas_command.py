@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rlinf_cli.help_format import ExampleFormatter
+from rlinf_clikit.help_format import ExampleFormatter
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from rlinf_cli.arguments import add_target_argument, target_of
-from rlinf_cli.help_format import ExampleFormatter
 from rlinf_cli.intake_common import Clients, add_intake_options, intake_config, state_machine_arn
+from rlinf_clikit.arguments import add_target_argument, target_of
+from rlinf_clikit.help_format import ExampleFormatter
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,8 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rlinf_aws.execution_starter import ExecutionStarter
-    from rlinf_bench.checkpoints.completeness import check_completeness, lister_for
+    from rlinf_aws.s3_objects import S3Objects
+    from rlinf_bench.checkpoints.completeness import check_completeness
     from rlinf_bench.checkpoints.keys import ref_from_root_uri
+    from rlinf_bench.checkpoints.listing import CheckpointLister
     from rlinf_bench.errors import CheckpointNotReadyError
 
     checkpoint = str(target_of(args, "checkpoint"))
@@ -47,9 +49,8 @@ def run(args: argparse.Namespace) -> int:
     config = intake_config(args, clients)
     arn = state_machine_arn(args)
     ref = ref_from_root_uri(checkpoint, patterns=config.patterns)
-    verdict = check_completeness(
-        ref.uri, lister_for(ref.uri, lambda: clients("s3")), quiet_period_s=config.quiet_period_s
-    )
+    lister = CheckpointLister(S3Objects(factory=lambda: clients("s3")))
+    verdict = check_completeness(ref.uri, lister, quiet_period_s=config.quiet_period_s)
     if not verdict.complete:
         raise CheckpointNotReadyError(f"{verdict.reason}; run trigger again once the export has finished")
     request = config.request_for(ref.model_copy(update={"layout": verdict.layout or ref.layout}))

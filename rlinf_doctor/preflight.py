@@ -113,10 +113,12 @@ def _write_failed_run(
     s3_client: Any,
     provenance: Provenance | None,
 ) -> None:
+    from rlinf_aws.s3_objects import S3Objects
     from rlinf_bench.contracts.results import Timings
     from rlinf_bench.document_store import Storage
     from rlinf_bench.provenance import collect_provenance
     from rlinf_bench.suites import get_suite
+    from rlinf_doctor.nvml_gpus import NvmlGpus
 
     try:
         suite = get_suite(run.suite)
@@ -131,10 +133,10 @@ def _write_failed_run(
         max_steps=max_steps,
         settle_steps=settle,
         timings=Timings(started_at=report.started_at or now, finished_at=now, wall_s=report.wall_s),
-        provenance=_with_doctor(provenance or collect_provenance(command=command), report),
+        provenance=_with_doctor(provenance or collect_provenance(gpus=NvmlGpus(), command=command), report),
     )
     try:
-        Storage(s3_client).write_text(out, result.to_json(), content_type="application/json")
+        Storage(S3Objects(s3_client)).write_text(out, result.to_json(), content_type="application/json")
     except Exception as exc:  # never hide the check's failure behind a write failure
         log.error("could not write the failed result to %s: %s", out, exc)
 

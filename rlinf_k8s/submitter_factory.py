@@ -1,37 +1,36 @@
 """One string picks the compute backend, so configs and CLIs can say where Jobs run.
 
-- ``local[:DIR]``: :class:`LocalExecutor` (default folder ``./.rlinf-bench/jobs``; ``?parallel=N`` sets the limit)
 - ``kubeconfig[:PATH][#CONTEXT]``: any cluster from a kubeconfig (default path: ``$KUBECONFIG`` / ``~/.kube/config``)
 - ``eks:CLUSTER[@REGION]``: EKS through IAM (DescribeCluster + STS token), with the default AWS credentials
+- ``local[:DIR][?parallel=N]``: Jobs as subprocesses of this machine. That backend is the embedded default's
+  (``rlinf_local.local_executor``), which passes its builder in as ``local``: this package knows clusters only.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs
 
 from rlinf_bench.errors import ConfigError
 from rlinf_k8s.submitter import Submitter
 
-__all__ = ["DEFAULT_LOCAL_DIR", "submitter_for"]
+__all__ = ["LocalBackend", "submitter_for"]
 
-DEFAULT_LOCAL_DIR = Path(".rlinf-bench") / "jobs"
-_FORMS = "local[:DIR][?parallel=N], kubeconfig[:PATH][#CONTEXT] or eks:CLUSTER[@REGION]"
+#: Builds the Submitter of ``local[:DIR][?parallel=N]`` from what follows ``local:`` (the embedded default's).
+LocalBackend = Callable[[str], Submitter]
+_FORMS = "kubeconfig[:PATH][#CONTEXT], eks:CLUSTER[@REGION] or local[:DIR][?parallel=N]"
 
 
-def submitter_for(spec: str, *, boto_session: Any = None) -> Submitter:
+def submitter_for(spec: str, *, boto_session: Any = None, local: LocalBackend | None = None) -> Submitter:
     """The :class:`Submitter` named by ``spec`` (see the module docstring); clear error on anything else."""
     kind, _, rest = spec.strip().partition(":")
     if kind == "local":
-        from rlinf_local.local_executor import LocalExecutor
-
-        path, _, query = rest.partition("?")
-        try:
-            parallel = int(parse_qs(query).get("parallel", ["1"])[0])
-        except ValueError as exc:
-            raise ConfigError(f"compute {spec!r}: parallel must be an integer") from exc
-        return LocalExecutor(Path(path) if path else DEFAULT_LOCAL_DIR, max_parallel=parallel)
+        if local is None:
+            raise ConfigError(
+                f"compute {spec!r}: local Jobs run in the embedded default (rlinf-bench pipeline, demo), which "
+                "brings its own executor; here name a cluster: kubeconfig[:PATH][#CONTEXT] or eks:CLUSTER[@REGION]"
+            )
+        return local(rest)
     if kind == "kubeconfig":
         from rlinf_k8s.api_client import api_client_from_kubeconfig
         from rlinf_k8s.kubernetes_backend import KubernetesSubmitter

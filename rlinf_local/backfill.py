@@ -15,8 +15,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from rlinf_bench.checkpoints.completeness import LocalLister, check_completeness
+from rlinf_bench.checkpoints.completeness import check_completeness
 from rlinf_bench.checkpoints.discovery import discover_checkpoints
+from rlinf_bench.checkpoints.listing import CheckpointLister
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.errors import ConfigError
 from rlinf_bench.intake.config import parse_config_text
@@ -69,7 +70,7 @@ def plan_backfill(
             f"backfill: {root} is not a directory; give the RLinf log root or one run's folder "
             "(…/<experiment>/checkpoints/global_step_<N> below it)"
         )
-    found = discover_checkpoints(str(root.resolve()), s3_factory=_no_s3)
+    found = discover_checkpoints(str(root.resolve()))
     chosen = [r for r in found if steps is None or r.global_step in steps]
     done = evaluated_in(out)
     rows: list[BackfillRow] = []
@@ -95,16 +96,12 @@ def _decide(
             f"skipped, evaluated by {execution.name} ({execution.describe()}){verdict}",
         )
         return row, None
-    complete = check_completeness(ref.uri, LocalLister(), quiet_period_s=quiet_period_s)
+    complete = check_completeness(ref.uri, CheckpointLister(), quiet_period_s=quiet_period_s)
     if not complete.complete:
         row.status, row.detail = "incomplete", complete.reason
         return row, None
     row.status, row.detail = "would_start", complete.reason
     return row, local_checkpoint(ref.uri)
-
-
-def _no_s3() -> Any:
-    raise ConfigError("backfill on this machine reads a local folder; for s3:// give --state-machine-arn")
 
 
 def backfill_local(

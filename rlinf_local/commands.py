@@ -10,9 +10,9 @@ import argparse
 import logging
 from pathlib import Path
 
-from rlinf_cli.arguments import add_budget_arguments, add_target_argument, budget_overrides, target_of
-from rlinf_cli.help_format import ExampleFormatter
-from rlinf_cli.output import emit_json, quiet_stdout
+from rlinf_clikit.arguments import add_budget_arguments, add_target_argument, budget_overrides, target_of
+from rlinf_clikit.help_format import ExampleFormatter
+from rlinf_clikit.output import emit_json, quiet_stdout
 
 __all__ = ["quiet_loggers", "register_demo", "register_pipeline", "register_status", "register_watch", "user_argv"]
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_bench.errors import ConfigError
 from rlinf_bench.reporting.text_safety import plain
 from rlinf_local.aws import LocalAws, local_aws
@@ -300,15 +301,14 @@ class Embedded:
     def save_results(self) -> None:
         """Copy s3://bucket/results/ to DIR/results/, so a later run resumes from the finished runs. A key is a
         name a Job chose: one with an empty, ``.`` or ``..`` segment would land outside DIR/results and is skipped."""
-        s3 = self.aws.client("s3")
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.stack.bucket, Prefix=RESULTS):
-            for obj in page.get("Contents", []):
-                if any(part in ("", ".", "..") for part in obj["Key"].split("/")):
-                    log.warning("results object %r not saved: its key is not a plain path", plain(obj["Key"])[:300])
-                    continue
-                target = self.out / obj["Key"]
-                target.parent.mkdir(parents=True, exist_ok=True)
-                s3.download_file(self.stack.bucket, obj["Key"], str(target))
+        objects = S3Objects(self.aws.client("s3"))
+        for obj in objects.list_prefix(self.stack.bucket, RESULTS):
+            if any(part in ("", ".", "..") for part in obj.key.split("/")):
+                log.warning("results object %r not saved: its key is not a plain path", plain(obj.key)[:300])
+                continue
+            target = self.out / obj.key
+            target.parent.mkdir(parents=True, exist_ok=True)
+            objects.download_object(self.stack.bucket, obj.key, target)
 
     def _restore_results(self) -> None:
         root = self.out / "results"

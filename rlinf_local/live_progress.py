@@ -16,8 +16,9 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlinf_bench.document_store import Storage, StoredObjectMissingError
-from rlinf_bench.errors import StorageError
+from rlinf_aws.s3_objects import S3Objects
+from rlinf_bench.document_store import Storage
+from rlinf_bench.errors import StorageError, StoredObjectMissingError
 from rlinf_bench.suites import get_suite
 from rlinf_local.execution_history import history, state_outputs
 
@@ -97,7 +98,7 @@ def read_progress(sfn: Any, s3: Any, arn: str, *, now: float | None = None) -> L
     plan = state_outputs(history(sfn, arn)).get("Plan")
     if not isinstance(plan, dict):
         return None
-    storage = Storage(s3)
+    storage = Storage(S3Objects(s3))
     progress = LiveProgress()
     for item in plan.get("eval_items") or []:
         run = item.get("run") or {}

@@ -178,6 +178,7 @@ def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None, results
     read from, itself inside ``results_prefix`` (the stack's results: a report is data and may say anything;
     None only for local results), through :mod:`rlinf_bench.named_files`; a refused one is named on its task
     page."""
+    from rlinf_aws.s3_objects import S3Objects
     from rlinf_bench.contracts import CheckpointReport
     from rlinf_bench.document_store import Storage
     from rlinf_bench.reporting.episode_files import StoredRunFiles
@@ -196,7 +197,7 @@ def write_report(out: Path, tracking_uri: str, *, s3_client: Any = None, results
         baselines=plot_baselines(reports, []),
         title=title,
         mlflow_evidence=_mlflow_evidence(tracking_uri),
-        files=StoredRunFiles(None if s3_client is None else Storage(s3_client), within=results_prefix),
+        files=StoredRunFiles(None if s3_client is None else Storage(S3Objects(s3_client)), within=results_prefix),
     )
     _add_backlog_section(Path(files.html), out, {r.checkpoint_uri.rstrip("/") for r in reports})
     return Path(files.html)

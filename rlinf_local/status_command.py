@@ -83,7 +83,7 @@ def format_status(executions: list[ExecutionSummary]) -> str:
 
 def queued_jobs(compute: str, namespace: str) -> list[QueuedJob]:
     """The Kueue Jobs of ``namespace`` on the cluster ``compute`` names (COMPUTE syntax), as the sentinel sees them."""
-    from rlinf_k8s.submitter_factory import submitter_for
+    from rlinf_local.compute import submitter_for
 
     reader: Any = getattr(submitter_for(compute), "queued_jobs", None)
     if reader is None:

@@ -94,7 +94,7 @@ def newest_checkpoint(root: Path) -> list[Path]:
     from rlinf_bench.errors import CheckpointError
     from rlinf_local.inputs import local_checkpoint
 
-    found = discover_checkpoints(str(root.resolve()), s3_factory=lambda: None)
+    found = discover_checkpoints(str(root.resolve()))
     for ref in sorted(found, key=lambda r: r.global_step, reverse=True):
         try:
             return [local_checkpoint(ref.uri).path]

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport, SuiteReport
-from rlinf_bench.document_store import Storage
 from rlinf_bench.errors import TrackingUnavailableError
 from rlinf_bench.reporting.episode_files import EpisodeFiles, StoredRunFiles
 from rlinf_bench.reporting.format import VERDICT_MARK, headline, mean_std, verdict_against, verdict_note
@@ -302,7 +301,7 @@ def publish_checkpoint(
     artifacts = write_local_artifacts(report, out_dir, history=history, baselines=baselines)
     publisher = MlflowPublisher(client, experiment=experiment, artifact_location=artifact_location, retry=retry)
     with tempfile.TemporaryDirectory(prefix="rlinf-bench-videos-") as tmp:
-        videos = stage_videos(report, Path(tmp), files or StoredRunFiles(Storage()))
+        videos = stage_videos(report, Path(tmp), files or StoredRunFiles())
         try:
             return publisher.publish(report, replace(artifacts, videos=videos))
         except TrackingUnavailableError as exc:

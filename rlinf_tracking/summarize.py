@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rlinf_bench.baselines import get_baselines
 from rlinf_bench.contracts import CheckpointReport, ProbeResult
 from rlinf_bench.errors import TrackingUnavailableError
+from rlinf_bench.reporting.episode_files import EpisodeFiles
 from rlinf_bench.reporting.infra_rows import infra_checks
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from rlinf_bench.stats.verdicts import VerdictConfig, apply_verdicts
@@ -37,6 +38,7 @@ def summarize_and_publish(
     cfg: VerdictConfig | None = None,
     artifact_location: str | None = None,
     retry: RetryPolicy | None = None,
+    files: EpisodeFiles | None = None,
 ) -> CheckpointReport:
     """Aggregate, decide verdicts (previous/best read back from MLflow), write to disk, publish.
 
@@ -65,5 +67,6 @@ def summarize_and_publish(
         experiment=experiment,
         artifact_location=artifact_location,
         retry=retry,
+        files=files,
     )
     return report

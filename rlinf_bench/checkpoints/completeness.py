@@ -8,101 +8,22 @@ the root changed for ``quiet_period_s`` (REFERENCE.md section 3).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from fnmatch import fnmatchcase
-from pathlib import Path
-from typing import Any, Protocol
 
-from rlinf_bench.checkpoints.keys import is_temp_name, split_uri
-from rlinf_bench.checkpoints.layouts import LAYOUTS, layout_of_names
+from rlinf_bench.checkpoints.keys import is_temp_name
+from rlinf_bench.checkpoints.layouts import LAYOUTS, layout_of_names, matches
+from rlinf_bench.checkpoints.listing import ObjectLister
 from rlinf_bench.contracts.checkpoint import CheckpointLayout
-from rlinf_bench.errors import CheckpointError, InvalidEventError
 
 Clock = Callable[[], datetime]
 _SHARD = re.compile(r"__(\d+)_0\.distcp")
-#: S3 answers that no retry can change: the event named a bucket that is not there or cannot be one.
-#: Throttling (SlowDown), timeouts and 5xx are left to propagate, so the message is retried.
-PERMANENT_S3_ERRORS = frozenset({"NoSuchBucket", "InvalidBucketName"})
-
-
-def s3_error_code(exc: BaseException) -> str:
-    """The S3 error code of a botocore ClientError (read by duck typing: the core imports no botocore)."""
-    response = getattr(exc, "response", None)
-    error = response.get("Error") if isinstance(response, dict) else None
-    return str(error.get("Code", "")) if isinstance(error, dict) else ""
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True)
-class StoredObject:
-    """One object under a checkpoint root."""
-
-    relative: str  # path below the root, '/'-separated
-    size: int
-    last_modified: datetime
-
-
-class ObjectLister(Protocol):
-    """Lists every object below a checkpoint root (S3 prefix or local directory)."""
-
-    def list(self, root_uri: str) -> list[StoredObject]: ...
-
-
-class S3Lister:
-    """Lists ``s3://bucket/prefix/`` with ListObjectsV2 (paginated) through an injected client."""
-
-    def __init__(self, s3: Any) -> None:
-        self._s3 = s3
-
-    def list(self, root_uri: str) -> list[StoredObject]:
-        bucket, prefix = split_uri(root_uri)
-        if not bucket:
-            raise CheckpointError(f"{root_uri!r} is not an s3:// URI; use LocalLister for local paths")
-        start = prefix + "/"
-        out: list[StoredObject] = []
-        try:
-            for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=start):
-                for obj in page.get("Contents", []):
-                    out.append(StoredObject(obj["Key"][len(start) :], int(obj["Size"]), obj["LastModified"]))
-        except Exception as exc:
-            code = s3_error_code(exc)
-            # botocore refuses some names itself, before any request (ParamValidationError).
-            if code in PERMANENT_S3_ERRORS or type(exc).__name__ == "ParamValidationError":
-                raise InvalidEventError(
-                    f"cannot list {root_uri}: {code or type(exc).__name__} ({str(exc)[:300]}); "
-                    "the event names a bucket this intake cannot read"
-                ) from exc
-            raise
-        return out
-
-
-class LocalLister:
-    """Lists a local checkpoint directory (files only; directories are the local form of markers)."""
-
-    def list(self, root_uri: str) -> list[StoredObject]:
-        root = Path(root_uri)
-        if not root.is_dir():
-            return []
-        out: list[StoredObject] = []
-        for dirpath, _dirs, files in os.walk(root):
-            for name in files:
-                path = Path(dirpath) / name
-                st = path.stat()
-                rel = path.relative_to(root).as_posix()
-                out.append(StoredObject(rel, st.st_size, datetime.fromtimestamp(st.st_mtime, UTC)))
-        return out
-
-
-def lister_for(uri: str, s3_factory: Callable[[], Any]) -> ObjectLister:
-    """An S3Lister for s3:// URIs (client built on demand), else a LocalLister."""
-    return S3Lister(s3_factory()) if uri.startswith("s3://") else LocalLister()
 
 
 @dataclass
@@ -149,12 +70,6 @@ class Completeness:
         return self.newest.isoformat() if self.newest else "unknown"
 
 
-def _matches(relative: str, pattern: str) -> bool:
-    """Glob match segment by segment, so '*' never crosses a '/' (unlike fnmatch on the whole path)."""
-    parts, pats = relative.split("/"), pattern.split("/")
-    return len(parts) == len(pats) and all(fnmatchcase(p, q) for p, q in zip(parts, pats, strict=True))
-
-
 def _shard_gaps(names: Iterable[str], shard_dir: str) -> list[int]:
     """Ranks missing between 0 and the highest rank seen: a shard FSx has not exported yet."""
     ranks = set()
@@ -195,7 +110,7 @@ def check_completeness(
         return verdict
     spec = LAYOUTS[chosen]
     for pattern in spec.required:
-        hits = [o for o in real if _matches(o.relative, pattern)]
+        hits = [o for o in real if matches(o.relative, pattern)]
         if not hits:
             verdict.missing.append(pattern)
         verdict.empty.extend(o.relative for o in hits if o.size == 0)

@@ -3,41 +3,28 @@
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 from rlinf_bench.checkpoints.keys import DEFAULT_ROOT_PATTERN, KeyMatch, parse_key, split_uri
+from rlinf_bench.checkpoints.listing import CheckpointLister
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.errors import InvalidEventError
+from rlinf_bench.ports import ObjectStore
 
 log = logging.getLogger(__name__)
 
 
-def _keys(uri: str, s3_factory: Callable[[], Any]) -> tuple[str, list[str]]:
-    bucket, prefix = split_uri(uri)
-    if bucket:
-        start = prefix + "/" if prefix else ""
-        keys = [
-            obj["Key"]
-            for page in s3_factory().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=start)
-            for obj in page.get("Contents", [])
-        ]
-        return bucket, keys
-    root = Path(prefix)
-    keys = [(Path(d) / f).as_posix().lstrip("/") for d, _, files in os.walk(root) for f in files]
-    return "", keys
-
-
 def discover_checkpoints(
-    uri: str, *, s3_factory: Callable[[], Any], patterns: tuple[str, ...] = (DEFAULT_ROOT_PATTERN,)
+    uri: str, *, objects: ObjectStore | None = None, patterns: tuple[str, ...] = (DEFAULT_ROOT_PATTERN,)
 ) -> list[CheckpointRef]:
-    """Checkpoint roots under ``uri`` (s3:// or local), sorted by experiment then step."""
-    bucket, keys = _keys(uri, s3_factory)
-    absolute = not bucket and split_uri(uri)[1].startswith("/")
+    """Checkpoint roots under ``uri`` (s3://, listed through ``objects``, or a local folder), sorted by
+    experiment then step."""
+    bucket, prefix = split_uri(uri)
+    absolute = not bucket and prefix.startswith("/")
+    base = f"{prefix}/" if prefix and prefix != "/" else ""
     found: dict[str, CheckpointRef] = {}
-    for key in keys:
+    for stored in CheckpointLister(objects).list(uri):
+        # The key rules are for object keys, so a local path is checked in its relative form.
+        key = (base + stored.relative).lstrip("/")
         try:
             match = parse_key(key, bucket=bucket, patterns=patterns)
         except InvalidEventError as exc:

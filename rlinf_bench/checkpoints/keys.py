@@ -66,8 +66,8 @@ class KeyMatch:
         return S3Location(self.bucket, self.root_prefix).uri if self.bucket else self.root_prefix
 
     def checkpoint_ref(self, layout: CheckpointLayout | None = None) -> CheckpointRef:
-        """The CheckpointRef of this key's checkpoint (layout: the one detected, else the trigger's)."""
-        chosen = layout or self.trigger_layout or CheckpointLayout.FSDP_DCP
+        """The CheckpointRef of this key's checkpoint (layout: the one found, else the trigger's, else unknown)."""
+        chosen = layout or self.trigger_layout
         return CheckpointRef(uri=self.root_uri, experiment=self.experiment, global_step=self.global_step, layout=chosen)
 
 
@@ -173,7 +173,8 @@ def split_uri(uri: str) -> tuple[str, str]:
 def ref_from_root_uri(uri: str, *, patterns: tuple[str, ...] = (DEFAULT_ROOT_PATTERN,)) -> CheckpointRef:
     """The CheckpointRef of a checkpoint root given by the user (``.../checkpoints/global_step_<N>``).
 
-    The layout is left at its default; callers detect it from a listing.
+    The layout is left unknown; callers tell it from a listing
+    (:func:`rlinf_bench.checkpoints.layouts.layout_of_names`).
     """
     bucket, path = split_uri(uri)
     probe = f"{path}/actor/probe"
@@ -188,3 +189,18 @@ def ref_from_root_uri(uri: str, *, patterns: tuple[str, ...] = (DEFAULT_ROOT_PAT
         )
     root = S3Location(bucket, parsed.root_prefix).uri if bucket else path
     return CheckpointRef(uri=root, experiment=parsed.experiment, global_step=parsed.global_step)
+
+
+#: The experiment of a checkpoint outside RLinf's folder convention (a weights file, a folder elsewhere).
+ADHOC_EXPERIMENT = "adhoc"
+
+
+def ref_for_location(uri: str, *, patterns: tuple[str, ...] = (DEFAULT_ROOT_PATTERN,)) -> CheckpointRef:
+    """The CheckpointRef of a checkpoint a user names directly (``evaluate CHECKPOINT``): experiment and step
+    from RLinf's ``<experiment>/checkpoints/global_step_<N>`` when the location follows it (the same rule as
+    :func:`ref_from_root_uri`), else experiment ``adhoc`` at step 0. The layout is left unknown."""
+    location = uri.removeprefix("file://")
+    try:
+        return ref_from_root_uri(location, patterns=patterns)
+    except ConfigError:
+        return CheckpointRef(uri=location, experiment=ADHOC_EXPERIMENT, global_step=0)

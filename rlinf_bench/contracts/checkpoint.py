@@ -37,7 +37,11 @@ class CheckpointRef(Contract):
     global_step: int = Field(
         ge=0, le=MAX_GLOBAL_STEP, description="Training step the checkpoint was saved at (at most 12 digits)"
     )
-    layout: CheckpointLayout = CheckpointLayout.FSDP_DCP
+    layout: CheckpointLayout | None = Field(
+        default=None,
+        description="RLinf layout, as the intake found it from the checkpoint's files; null when nobody has "
+        "looked yet (a checkpoint given on the command line): the eval Job then tells it from the files it lists",
+    )
 
     @property
     def is_s3(self) -> bool:

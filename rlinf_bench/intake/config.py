@@ -9,7 +9,6 @@ document is a valid configuration.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +23,7 @@ from rlinf_bench.contracts.versioned import describe_validation_error
 from rlinf_bench.document_store import Storage, is_s3, parse_s3
 from rlinf_bench.errors import ConfigError, InvalidRequestError, StorageError
 from rlinf_bench.intake.backlog import BacklogPolicy
+from rlinf_bench.ports import ObjectStore, ParameterSource
 from rlinf_bench.request_checks import check_probe
 
 #: The intake runs the probes that start without arguments by default (EvalMatrix's default, gpu and nccl).
@@ -130,29 +130,30 @@ def parse_config_text(text: str, *, source: str) -> IntakeConfig:
 def load_intake_config(
     source: str,
     *,
-    ssm_factory: Callable[[], Any] | None = None,
-    s3_factory: Callable[[], Any] | None = None,
+    parameters: ParameterSource | None = None,
+    objects: ObjectStore | None = None,
 ) -> IntakeConfig:
-    """Read the intake configuration from ``ssm:/param``, ``s3://bucket/key``, a local file, or '' (defaults)."""
+    """Read the intake configuration from ``ssm:/param`` (through ``parameters``), ``s3://bucket/key``
+    (through ``objects``), a local file, or '' (defaults)."""
     if not source:
         return IntakeConfig()
     if source.startswith("ssm:"):
         name = source[len("ssm:") :]
-        if ssm_factory is None:
-            raise ConfigError(f"intake config {source}: no SSM client available")
+        if parameters is None:
+            raise ConfigError(f"intake config {source}: no SSM access here (no parameter source was given)")
         try:
-            value = ssm_factory().get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"]
-        except Exception as exc:  # botocore's ClientError types are generated per client
+            value = parameters.read_parameter(name)
+        except StorageError as exc:
             raise ConfigError(
                 f"cannot read intake config SSM parameter {name!r}: {exc}; create it or fix INTAKE_CONFIG"
             ) from exc
         return parse_config_text(value, source=source)
     if is_s3(source):
-        if s3_factory is None:
-            raise ConfigError(f"intake config {source}: no S3 client available")
+        if objects is None:
+            raise ConfigError(f"intake config {source}: no S3 access here (no object store was given)")
         parse_s3(source, what="intake config", need_key=True)
         try:
-            body = Storage(s3_factory=s3_factory).read_text(source)
+            body = Storage(objects).read_text(source)
         except StorageError as exc:
             raise ConfigError(f"cannot read intake config {source}: {exc}; upload it or fix INTAKE_CONFIG") from exc
         return parse_config_text(body, source=source)

@@ -27,17 +27,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
 
-from rlinf_bench.checkpoints.completeness import Clock, ObjectLister, check_completeness, utc_now
+from rlinf_bench.checkpoints.completeness import Clock, check_completeness, utc_now
 from rlinf_bench.checkpoints.keys import KeyIgnored, KeyMatch, parse_key
+from rlinf_bench.checkpoints.listing import ObjectLister
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
-from rlinf_bench.errors import ContractError, InvalidEventError, InvalidRequestError
+from rlinf_bench.errors import ContractError, InvalidEventError, InvalidRequestError, StorageLocationError
 from rlinf_bench.intake.backlog import Backlog, Entry, State
 from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.events import ObjectCreated, parse_body
-from rlinf_bench.reporting.message_limits import cut_bytes, utf8_len
+from rlinf_bench.ports import DeadLetterSink
 
 log = logging.getLogger("rlinf_bench.intake")
 
@@ -45,14 +46,11 @@ log = logging.getLogger("rlinf_bench.intake")
 STARTED_MEMORY = 1024
 #: Dead letters this router instance has sent (their letter ids), newest last.
 LETTER_MEMORY = 4096
-#: SQS's limit on one message, body and attributes together (bytes).
-SQS_MESSAGE_MAX_BYTES = 256 * 1024
-DLQ_REASON_MAX_CHARS = 4000
 
 #: Failures that answer the same on every delivery: dead-lettered at first sight with their reason, never
-#: retried as transient (an event no key rule accepts, a request no check accepts, an execution name or
-#: input Step Functions refuses).
-PERMANENT = (InvalidEventError, InvalidRequestError, ContractError)
+#: retried as transient (an event no key rule accepts, a bucket that is not there or cannot be one, a request
+#: no check accepts, an execution name or input Step Functions refuses).
+PERMANENT = (InvalidEventError, StorageLocationError, InvalidRequestError, ContractError)
 
 #: Starts the execution for a complete checkpoint at most once; returns StartResult.to_dict()
 #: (plus ``"replayed": True`` when an idempotency layer answered from its store).
@@ -81,43 +79,6 @@ class RecordResult:
     execution_name: str = ""
     #: deferred only because files are still changing (all required files are there)
     waiting_for_quiet: bool = False
-
-
-class DeadLetterSink(Protocol):
-    """Where unusable messages go, with the reason (the DLQ in production).
-
-    ``letter_id`` names the record (message id and record index): the same id is one letter, so a sink
-    shared by several containers can drop repeats (the Lambda wraps the SQS sink in idempotency on it).
-    """
-
-    def send(self, body: str, reason: str, *, letter_id: str) -> None: ...
-
-
-def _attribute(value: str) -> dict[str, str]:
-    return {"DataType": "String", "StringValue": value or "unknown"}
-
-
-class SqsDeadLetters:
-    """Sends dead letters to an SQS queue; the reason and the letter id travel as message attributes."""
-
-    def __init__(self, sqs: Any, queue_url: str) -> None:
-        self._sqs = sqs
-        self.queue_url = queue_url
-
-    def send(self, body: str, reason: str, *, letter_id: str) -> None:
-        attributes = {"reason": _attribute(reason[:DLQ_REASON_MAX_CHARS]), "letter_id": _attribute(letter_id[:256])}
-        # A body near SQS's limit plus the attributes would be refused, and the refusal retried forever:
-        # cut the copy to fit and say so (the whole body was the intake queue's message, logged with its id).
-        budget = (
-            SQS_MESSAGE_MAX_BYTES
-            - sum(utf8_len(k) + utf8_len(v["DataType"] + v["StringValue"]) for k, v in attributes.items())
-            - 512
-        )
-        text = body or "<empty message body>"
-        if utf8_len(text) > budget:
-            attributes["body_cut"] = _attribute(f"original body {utf8_len(text)} bytes, cut to fit SQS's 256 KiB")
-            text = cut_bytes(text, budget)
-        self._sqs.send_message(QueueUrl=self.queue_url, MessageBody=text, MessageAttributes=attributes)
 
 
 @dataclass(frozen=True)

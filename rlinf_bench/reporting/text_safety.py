@@ -7,7 +7,7 @@ where it is shown. Every message builder passes user text through exactly one of
 
 - :func:`plain` for email and terminals: ANSI/OSC escape sequences removed, every other control, format
   (bidirectional overrides, zero-width characters, U+FEFF...) or separator character shown visibly as
-  ``\\xNN`` / ``\\uNNNN``.
+  ``\\xNN`` / ``\\uNNNN``; :func:`error_line` is an error's message for a terminal, redacted too.
 - :func:`slack` for Slack mrkdwn: :func:`plain`, then ``&``, ``<`` and ``>`` as entities, so no user text
   forms a mention (``<!channel>``, ``<@U…>``), a special command or a link (``<http://…|…>``).
   :func:`slack_link` is the only way a link gets into a Slack message, and only for URIs we built.
@@ -21,7 +21,19 @@ import re
 import unicodedata
 from urllib.parse import quote
 
-__all__ = ["markdown", "markdown_code", "markdown_link", "plain", "slack", "slack_code", "slack_link", "slack_plain"]
+from rlinf_bench.redaction import redact
+
+__all__ = [
+    "error_line",
+    "markdown",
+    "markdown_code",
+    "markdown_link",
+    "plain",
+    "slack",
+    "slack_code",
+    "slack_link",
+    "slack_plain",
+]
 
 # ESC-introduced sequences (ECMA-48): CSI (colours, cursor moves), OSC (titles, OSC 8 hyperlinks) ended by
 # BEL or ST, the string controls DCS/SOS/PM/APC, and the short two-byte escapes. Their 8-bit forms
@@ -73,6 +85,13 @@ def plain(text: object, *, multiline: bool = False) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def error_line(exc: BaseException) -> str:
+    """The message of an error we raised on purpose, with its notes (``result: FILE``) after it, terminal-safe:
+    printed once, and nothing else prints it (no log line repeats it)."""
+    notes = [str(n) for n in getattr(exc, "__notes__", ())]
+    return plain(redact("; ".join([str(exc), *notes])), multiline=True)
 
 
 def slack(text: object, *, multiline: bool = False) -> str:

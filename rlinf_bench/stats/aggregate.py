@@ -334,7 +334,8 @@ def load_run(uri: str, *, storage: Storage) -> SourcedRun:
 
 
 def load_runs(uris: Sequence[str], *, storage: Storage | None = None) -> list[SourcedRun]:
-    """Read RunResults from local paths or ``s3://`` URIs (``storage`` carries the S3 client), as :func:`load_run`."""
+    """Read RunResults from local paths or ``s3://`` URIs (``storage`` reaches S3; without it local paths only),
+    as :func:`load_run`."""
     store = storage or Storage()
     return [load_run(str(u), storage=store) for u in uris]
 

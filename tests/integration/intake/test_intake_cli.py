@@ -8,6 +8,8 @@ from pathlib import Path
 import boto3
 import pytest
 
+from rlinf_aws.s3_objects import S3Objects
+from rlinf_aws.ssm_parameters import SsmParameters
 from rlinf_bench.errors import ConfigError
 from rlinf_cli.main import main
 from rlinf_local.intake_resources import IntakeStack, create_intake_stack
@@ -212,10 +214,10 @@ def test_given_the_config_in_ssm_or_s3_then_the_router_uses_it(stack: IntakeStac
     boto3.client("ssm").put_parameter(Name="/rlinf/intake", Value="suites: [libero_90]\nruns: 1", Type="String")
     boto3.client("s3").put_object(Bucket=stack.bucket, Key="config/intake.json", Body=b'{"trials_per_task": 10}')
 
-    from_ssm = load_intake_config("ssm:/rlinf/intake", ssm_factory=lambda: boto3.client("ssm"))
-    from_s3 = load_intake_config(f"s3://{stack.bucket}/config/intake.json", s3_factory=lambda: boto3.client("s3"))
+    from_ssm = load_intake_config("ssm:/rlinf/intake", parameters=SsmParameters(boto3.client("ssm")))
+    from_s3 = load_intake_config(f"s3://{stack.bucket}/config/intake.json", objects=S3Objects(boto3.client("s3")))
 
     assert ([s.name for s in from_ssm.suites], from_ssm.runs) == (["libero_90"], 1)
     assert from_s3.trials_per_task == 10
     with pytest.raises(ConfigError, match="cannot read intake config SSM parameter '/missing'"):
-        load_intake_config("ssm:/missing", ssm_factory=lambda: boto3.client("ssm"))
+        load_intake_config("ssm:/missing", parameters=SsmParameters(boto3.client("ssm")))

@@ -19,6 +19,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_aws.state_aggregate import aggregate
 from rlinf_aws.state_publish import publish
 from rlinf_bench.contracts import CheckpointRef, CheckpointReport, EvalRequest, RunResult, SuiteSelection
@@ -130,7 +131,7 @@ def _plant_secrets(s3: Any, root: str, local: Path) -> None:
 
 def _tamper_stored_report(s3: Any, report_uri: str, local: Path) -> None:
     """What a Job with write access to the results prefix could do between Aggregate and Publish."""
-    storage = Storage(s3)
+    storage = Storage(S3Objects(s3))
     report = CheckpointReport.read(report_uri, storage=storage)
     report.links["report_site"] = f"s3://{BUCKET}/alice/report.html"
     for suite in report.suites:
@@ -175,7 +176,7 @@ def test_no_file_outside_the_runs_results_reaches_the_site_mlflow_or_the_local_r
     _plant_secrets(s3, root, local)
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     MlflowClient(uri).create_experiment("RLinf", artifact_location=str(tmp_path / "artifacts"))
-    storage = Storage(s3)
+    storage = Storage(S3Objects(s3))
 
     aggregated = aggregate(
         AggregateInput(

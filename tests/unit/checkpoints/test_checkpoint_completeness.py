@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rlinf_bench.checkpoints.completeness import LocalLister, StoredObject, check_completeness
+from rlinf_bench.checkpoints.completeness import check_completeness
+from rlinf_bench.checkpoints.listing import CheckpointLister, StoredObject
 from rlinf_bench.contracts.checkpoint import CheckpointLayout
 from tests.synthetic_checkpoints import fsdp_objects
 
@@ -115,7 +116,7 @@ def test_given_a_local_checkpoint_directory_then_it_is_listed_and_judged_like_s3
         path.write_bytes(b"x" * size)
         os.utime(path, (T0.timestamp(), T0.timestamp()))
 
-    verdict = check_completeness(str(tmp_path), LocalLister(), quiet_period_s=60, clock=lambda: at(61))
+    verdict = check_completeness(str(tmp_path), CheckpointLister(), quiet_period_s=60, clock=lambda: at(61))
 
     assert verdict.complete and verdict.files == 6
-    assert LocalLister().list(str(tmp_path / "missing")) == []
+    assert CheckpointLister().list(str(tmp_path / "missing")) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlinf_bench.checkpoints.keys import KeyIgnored, KeyMatch, parse_key, ref_from_root_uri, split_uri
+from rlinf_bench.checkpoints.keys import KeyIgnored, KeyMatch, parse_key, ref_for_location, ref_from_root_uri, split_uri
 from rlinf_bench.contracts.checkpoint import CheckpointLayout
 from rlinf_bench.errors import ConfigError, InvalidEventError
 
@@ -115,3 +115,11 @@ def test_given_a_root_uri_then_the_ref_names_experiment_and_step_and_non_roots_a
     assert local.uri == f"/{ROOT}"
     with pytest.raises(ConfigError, match="not a checkpoint root"):
         ref_from_root_uri(f"s3://b/{ROOT}/actor")
+
+
+def test_given_a_location_a_user_names_then_rlinf_folders_give_experiment_and_step_and_others_are_adhoc() -> None:
+    ref = ref_for_location(f"s3://b/{ROOT}/")
+    assert (ref.uri, ref.experiment, ref.global_step, ref.layout) == (f"s3://b/{ROOT}", "libero10-rl", 200, None)
+    assert ref_for_location(f"file:///{ROOT}").uri == f"/{ROOT}"  # the same root as the router would name
+    adhoc = ref_for_location("/tmp/weights.pt")
+    assert (adhoc.uri, adhoc.experiment, adhoc.global_step) == ("/tmp/weights.pt", "adhoc", 0)

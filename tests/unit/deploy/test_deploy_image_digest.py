@@ -9,6 +9,7 @@ import yaml
 
 from rlinf_bench.contracts import EvalRequest
 from rlinf_bench.provenance import collect_provenance
+from rlinf_doctor.nvml_gpus import NvmlGpus
 from rlinf_k8s.jobs import jobs_for_request
 from rlinf_k8s.jobspec import IMAGE_DIGEST_ENV
 
@@ -46,4 +47,4 @@ def test_given_an_image_by_tag_then_no_digest_is_claimed() -> None:
 def test_given_the_jobs_environment_then_provenance_records_the_digest(monkeypatch: pytest.MonkeyPatch) -> None:
     env = container_env(next(b for b in jobs_for_request(request()) if b.kind == "eval").job)
     monkeypatch.setenv(IMAGE_DIGEST_ENV, env[IMAGE_DIGEST_ENV])
-    assert collect_provenance(command=["python", "-m", "eval_runner"]).image_digest == EVAL_DIGEST
+    assert collect_provenance(gpus=NvmlGpus(), command=["python", "-m", "eval_runner"]).image_digest == EVAL_DIGEST

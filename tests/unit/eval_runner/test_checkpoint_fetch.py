@@ -1,4 +1,5 @@
-"""materialize_checkpoint: local paths are validated, S3 checkpoints download only their weights (moto)."""
+"""materialize_checkpoint: local paths are checked, S3 checkpoints download only what a policy loads (moto); the
+layout the intake found is trusted, and only a checkpoint nobody has looked at has its layout told here."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from moto import mock_aws
 from eval_runner.checkpoint_fetch import materialize_checkpoint
 from eval_runner.demo_checkpoint import write_demo_checkpoint
 from eval_runner.policies.factory import load_policy
+from rlinf_aws.s3_objects import S3Objects
+from rlinf_bench.contracts.checkpoint import CheckpointLayout
 from rlinf_bench.errors import CheckpointError
 
 BUCKET = "rlinf-ckpts"
@@ -78,7 +81,7 @@ def test_given_s3_checkpoint_then_only_weights_are_downloaded_and_policy_loads(
     s3: CountingS3, demo_root: Path, tmp_path: Path
 ) -> None:
     upload_tree(s3, demo_root)
-    local = materialize_checkpoint(f"s3://{BUCKET}/{PREFIX}/", tmp_path / "cache", s3_client=s3)
+    local = materialize_checkpoint(f"s3://{BUCKET}/{PREFIX}/", tmp_path / "cache", objects=S3Objects(s3))
     assert local == tmp_path / "cache" / BUCKET / PREFIX
     assert s3.downloaded == [f"{PREFIX}/actor/model_state_dict/full_weights.pt"]  # no DCP/optimizer shards
     weights = "actor/model_state_dict/full_weights.pt"
@@ -94,8 +97,8 @@ def test_given_complete_cached_copy_then_nothing_is_downloaded_again(
 ) -> None:
     upload_tree(s3, demo_root)
     uri = f"s3://{BUCKET}/{PREFIX}"
-    first = materialize_checkpoint(uri, tmp_path / "cache", s3_client=s3)
-    second = materialize_checkpoint(uri, tmp_path / "cache", s3_client=s3)
+    first = materialize_checkpoint(uri, tmp_path / "cache", objects=S3Objects(s3))
+    second = materialize_checkpoint(uri, tmp_path / "cache", objects=S3Objects(s3))
     assert first == second and len(s3.downloaded) == 1
 
 
@@ -104,21 +107,21 @@ def test_given_object_changed_or_local_copy_damaged_then_it_is_downloaded_again(
 ) -> None:
     upload_tree(s3, demo_root)
     uri = f"s3://{BUCKET}/{PREFIX}"
-    local = materialize_checkpoint(uri, tmp_path / "cache", s3_client=s3)
+    local = materialize_checkpoint(uri, tmp_path / "cache", objects=S3Objects(s3))
     other = Path(write_demo_checkpoint(tmp_path / "other", seed=3).uri)
     upload_tree(s3, other)  # same key, new content (new ETag)
-    materialize_checkpoint(uri, tmp_path / "cache", s3_client=s3)
+    materialize_checkpoint(uri, tmp_path / "cache", objects=S3Objects(s3))
     weights = local / "actor/model_state_dict/full_weights.pt"
     assert weights.read_bytes() == (other / "actor/model_state_dict/full_weights.pt").read_bytes()
     weights.write_bytes(b"truncated")
-    materialize_checkpoint(uri, tmp_path / "cache", s3_client=s3)
+    materialize_checkpoint(uri, tmp_path / "cache", objects=S3Objects(s3))
     assert len(s3.downloaded) == 3 and weights.stat().st_size > 100
 
 
 def test_given_v01_checkpoint_then_model_folder_is_downloaded_without_shards(s3: CountingS3, tmp_path: Path) -> None:
     for key in ("actor/.metadata", "actor/__0_0.distcp", "actor/model/model.safetensors", "actor/model/config.json"):
         s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}/{key}", Body=b"x" * 10)
-    local = materialize_checkpoint(f"s3://{BUCKET}/{PREFIX}", tmp_path / "cache", s3_client=s3)
+    local = materialize_checkpoint(f"s3://{BUCKET}/{PREFIX}", tmp_path / "cache", objects=S3Objects(s3))
     assert sorted(s3.downloaded) == [f"{PREFIX}/actor/model/config.json", f"{PREFIX}/actor/model/model.safetensors"]
     assert (local / "actor/model/model.safetensors").is_file()
 
@@ -127,18 +130,18 @@ def test_given_export_not_finished_then_error_says_incomplete(s3: CountingS3, de
     for path in (demo_root / "actor/dcp_checkpoint").iterdir():
         s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}/actor/dcp_checkpoint/{path.name}", Body=path.read_bytes())
     with pytest.raises(CheckpointError, match=r"no weights file yet .* incomplete"):
-        materialize_checkpoint(f"s3://{BUCKET}/{PREFIX}", tmp_path / "cache", s3_client=s3)
+        materialize_checkpoint(f"s3://{BUCKET}/{PREFIX}", tmp_path / "cache", objects=S3Objects(s3))
     assert s3.downloaded == []
 
 
 def test_given_prefix_without_objects_then_error_names_uri(s3: CountingS3, tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match=f"checkpoint s3://{BUCKET}/nothing/here has no objects under actor/"):
-        materialize_checkpoint(f"s3://{BUCKET}/nothing/here", tmp_path, s3_client=s3)
+        materialize_checkpoint(f"s3://{BUCKET}/nothing/here", tmp_path, objects=S3Objects(s3))
 
 
 def test_given_missing_bucket_then_error_names_uri_and_permissions(s3: CountingS3, tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match=r"cannot list checkpoint s3://no-such-bucket/x \(NoSuchBucket"):
-        materialize_checkpoint("s3://no-such-bucket/x", tmp_path, s3_client=s3)
+        materialize_checkpoint("s3://no-such-bucket/x", tmp_path, objects=S3Objects(s3))
 
 
 def test_given_uri_without_bucket_then_error(tmp_path: Path) -> None:
@@ -150,3 +153,42 @@ def test_given_no_client_then_a_default_one_is_created(s3: CountingS3, demo_root
     upload_tree(s3, demo_root)
     local = materialize_checkpoint(f"s3://{BUCKET}/{PREFIX}", tmp_path / "cache")
     assert (local / "actor/model_state_dict/full_weights.pt").is_file()
+
+
+def test_given_the_layout_the_intake_found_then_it_is_trusted_not_told_again(s3: CountingS3, tmp_path: Path) -> None:
+    # A v0.1 checkpoint with a stray file under model_state_dict/: told from its files it would be fsdp_dcp.
+    for key in ("actor/.metadata", "actor/__0_0.distcp", "actor/model/model.safetensors", "actor/model_state_dict/x"):
+        s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}/{key}", Body=b"x" * 10)
+    uri = f"s3://{BUCKET}/{PREFIX}"
+
+    local = materialize_checkpoint(uri, tmp_path / "cache", layout=CheckpointLayout.V01, objects=S3Objects(s3))
+
+    assert s3.downloaded == [f"{PREFIX}/actor/model/model.safetensors"]
+    assert (local / "actor/model/model.safetensors").is_file()
+
+
+def test_given_a_layout_whose_weights_are_gone_then_the_error_says_so_and_which_layout_the_files_are(
+    s3: CountingS3, demo_root: Path, tmp_path: Path
+) -> None:
+    upload_tree(s3, demo_root)  # fsdp_dcp files, while the request says v01
+    with pytest.raises(CheckpointError, match=r"\(v01\) has no weights file yet") as info:
+        materialize_checkpoint(f"s3://{BUCKET}/{PREFIX}", tmp_path, layout=CheckpointLayout.V01, objects=S3Objects(s3))
+    assert "its files are those of layout fsdp_dcp, not v01 as its request says" in info.value.__notes__
+    assert s3.downloaded == []
+    with pytest.raises(CheckpointError, match="no weights file for layout v01"):
+        materialize_checkpoint(str(demo_root), tmp_path, layout=CheckpointLayout.V01)
+
+
+def test_given_a_megatron_checkpoint_without_its_iteration_file_then_its_layout_is_told_by_the_one_rule(
+    s3: CountingS3, tmp_path: Path
+) -> None:
+    for key in ("actor/iter_0000100/mp_rank_00/model_optim_rng.pt", "actor/iter_0000100/mp_rank_01/model_optim_rng.pt"):
+        s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}/{key}", Body=b"x" * 10)
+
+    local = materialize_checkpoint(f"s3://{BUCKET}/{PREFIX}", tmp_path / "cache", objects=S3Objects(s3))
+
+    assert sorted(s3.downloaded) == [
+        f"{PREFIX}/actor/iter_0000100/mp_rank_00/model_optim_rng.pt",
+        f"{PREFIX}/actor/iter_0000100/mp_rank_01/model_optim_rng.pt",
+    ]
+    assert (local / "actor/iter_0000100/mp_rank_00/model_optim_rng.pt").is_file()

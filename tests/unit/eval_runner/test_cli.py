@@ -13,7 +13,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from eval_runner.cli import build_run, checkpoint_ref, main
+from eval_runner.cli import build_run, main
 from eval_runner.libero_setup import ASSETS_ENV
 from rlinf_bench.contracts import CheckpointRef, EvalRun
 from rlinf_bench.errors import ConfigError, ContractError
@@ -110,11 +110,6 @@ def test_given_a_malformed_request_then_the_error_names_the_source_and_field() -
         build_run(_args("--request", "no-such-file.json"))
     with pytest.raises(ConfigError, match="comma-separated integers"):
         build_run(_args("--tasks", "0,x"))
-
-
-def test_given_a_path_outside_rlinf_conventions_then_the_checkpoint_is_adhoc() -> None:
-    assert checkpoint_ref("/tmp/weights").experiment == "adhoc"
-    assert checkpoint_ref("s3://b/exp/checkpoints/global_step_12/").global_step == 12
 
 
 def _fails(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[str, dict]:  # type: ignore[type-arg]

@@ -19,7 +19,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from rlinf_aws.execution_starter import ExecutionStarter
-from rlinf_bench.checkpoints.completeness import StoredObject
+from rlinf_bench.checkpoints.listing import StoredObject
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.intake.backlog import Backlog, Entry, MemoryStore, State
 from rlinf_bench.intake.config import IntakeConfig

@@ -64,8 +64,10 @@ def test_given_a_bad_config_then_the_error_names_the_source_and_field(text: str,
 def test_given_a_missing_file_or_no_client_then_the_error_says_how_to_fix_it(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_intake_config(str(tmp_path / "nope.yaml"))
-    with pytest.raises(ConfigError, match="no SSM client"):
+    with pytest.raises(ConfigError, match="no SSM access here"):
         load_intake_config("ssm:/x")
+    with pytest.raises(ConfigError, match="no S3 access here"):
+        load_intake_config("s3://bucket/intake.yaml")
 
 
 def test_given_the_example_config_then_it_loads_and_matches_the_defaults_but_for_the_probes_args() -> None:

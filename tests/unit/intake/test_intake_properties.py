@@ -2,7 +2,7 @@
 and a message however often received is dead-lettered at most once per record.
 
 The router is built as in test_intake_router.py, with in-memory collaborators: a bucket that holds one complete
-and one incomplete checkpoint, a bucket that does not exist (the lister refuses it as S3Lister does) and one whose
+and one incomplete checkpoint, a bucket that does not exist (the lister refuses it as the S3 object store does) and one whose
 listing times out (a transient error, retried until ``max_age_s``).
 """
 
@@ -17,10 +17,10 @@ from typing import Any
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from rlinf_bench.checkpoints.completeness import StoredObject
+from rlinf_bench.checkpoints.listing import StoredObject
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
-from rlinf_bench.errors import InvalidEventError
+from rlinf_bench.errors import InvalidEventError, StorageLocationError
 from rlinf_bench.intake.config import IntakeConfig
 from rlinf_bench.intake.events import parse_body
 from rlinf_bench.intake.router import Outcome, RecordResult, Router
@@ -49,7 +49,7 @@ class Lister:
 
     def list(self, root_uri: str) -> list[StoredObject]:
         if root_uri.startswith(f"s3://{MISSING}/"):
-            raise InvalidEventError(f"bucket {MISSING!r} does not exist (NoSuchBucket)")
+            raise StorageLocationError(f"NoSuchBucket: s3://{MISSING}/ cannot be listed")
         if root_uri.startswith(f"s3://{FLAKY}/"):
             raise ListingTimeoutError("listing timed out")
         return list(self.roots.get(root_uri, []))

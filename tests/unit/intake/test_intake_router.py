@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from rlinf_bench.checkpoints.completeness import S3Lister, StoredObject
+from rlinf_aws.s3_objects import S3Objects
+from rlinf_bench.checkpoints.listing import CheckpointLister, StoredObject
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.request import EvalRequest
 from rlinf_bench.intake.config import IntakeConfig
@@ -156,7 +157,7 @@ def router_with(lister: Any, now: datetime, **config: Any) -> tuple[Router, Lett
 
 
 class S3Error(Exception):
-    """A botocore ClientError as S3Lister reads it (the error code in ``response``)."""
+    """A botocore ClientError as the S3 object store reads it (the error code in ``response``)."""
 
     def __init__(self, code: str) -> None:
         super().__init__(f"An error occurred ({code}) when calling the ListObjectsV2 operation")
@@ -175,7 +176,7 @@ class Paginated:
 
 
 def test_given_a_bucket_that_does_not_exist_then_the_record_is_dead_lettered_at_first_sight_not_retried() -> None:
-    router, letters = router_with(S3Lister(Paginated(S3Error("NoSuchBucket"))), T0)
+    router, letters = router_with(CheckpointLister(S3Objects(Paginated(S3Error("NoSuchBucket")))), T0)
     body = classic(f"{ROOT}/actor/model_state_dict/full_weights.pt")
 
     [result] = router.route(body, first_seen=T0, message_id="m-1")  # age 0: well inside max_age_s
@@ -186,12 +187,14 @@ def test_given_a_bucket_that_does_not_exist_then_the_record_is_dead_lettered_at_
 
 def test_given_a_transient_listing_error_then_it_is_retried_until_max_age_then_dead_lettered_with_the_error() -> None:
     body = classic(f"{ROOT}/actor/model_state_dict/full_weights.pt")
-    young, young_letters = router_with(S3Lister(Paginated(S3Error("SlowDown"))), T0 + timedelta(minutes=5))
+    young, young_letters = router_with(
+        CheckpointLister(S3Objects(Paginated(S3Error("SlowDown")))), T0 + timedelta(minutes=5)
+    )
     with pytest.raises(S3Error, match="SlowDown"):  # the message comes back after its visibility timeout
         young.route(body, first_seen=T0, message_id="m-1")
     assert young_letters.sent == []
 
-    old, old_letters = router_with(S3Lister(Paginated(S3Error("SlowDown"))), T0 + timedelta(hours=7))
+    old, old_letters = router_with(CheckpointLister(S3Objects(Paginated(S3Error("SlowDown")))), T0 + timedelta(hours=7))
     [dead] = old.route(body, first_seen=T0, message_id="m-1")
 
     assert dead.outcome is Outcome.DEAD_LETTERED

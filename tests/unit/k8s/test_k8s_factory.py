@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import boto3
 import pytest
@@ -10,15 +11,25 @@ from moto import mock_aws
 
 from rlinf_bench.errors import ConfigError
 from rlinf_k8s.kubernetes_backend import KubernetesSubmitter
+from rlinf_k8s.submitter import Submitter
 from rlinf_k8s.submitter_factory import submitter_for
-from rlinf_local.local_executor import LocalExecutor
 
 
-def test_given_local_with_a_dir_and_parallelism_then_a_local_executor(tmp_path: Path) -> None:
-    sub = submitter_for(f"local:{tmp_path}?parallel=3")
+def test_given_local_then_the_backend_the_caller_passes_in_gets_what_follows_local() -> None:
+    asked: list[str] = []
 
-    assert isinstance(sub, LocalExecutor)
-    assert sub.workdir == tmp_path
+    def local(rest: str) -> Submitter:
+        asked.append(rest)
+        return cast(Submitter, object())
+
+    submitter_for("local:/jobs?parallel=3", local=local)
+
+    assert asked == ["/jobs?parallel=3"]
+
+
+def test_given_local_without_a_local_backend_then_the_error_says_where_local_jobs_run() -> None:
+    with pytest.raises(ConfigError, match=r"local Jobs run in the embedded default .* name a cluster"):
+        submitter_for("local:/jobs")
 
 
 def test_given_a_kubeconfig_then_a_kubernetes_submitter(tmp_path: Path) -> None:
@@ -46,7 +57,7 @@ def test_given_eks_with_a_region_then_a_kubernetes_submitter(monkeypatch: pytest
 
 @pytest.mark.parametrize(
     ("spec", "fragment"),
-    [("slurm:x", "unknown compute backend"), ("eks:", "names no cluster"), ("local:/x?parallel=two", "integer")],
+    [("slurm:x", "unknown compute backend"), ("eks:", "names no cluster")],
 )
 def test_given_a_bad_spec_then_a_clear_error(spec: str, fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rlinf_bench.contracts import CheckpointRef, ProbeSpec, SuiteSelection
+from rlinf_bench.contracts import CheckpointLayout, CheckpointRef, ProbeSpec, SuiteSelection
 from rlinf_k8s.jobs import jobs_for_request
 from rlinf_k8s.render_manifests import bundle_yaml
 from tests.unit.k8s.conftest import make_request
@@ -23,7 +23,10 @@ UPDATE = os.environ.get("RLINF_BENCH_UPDATE_GOLDEN") == "1"
 def _bundles() -> dict[str, str]:
     req = make_request(
         checkpoint=CheckpointRef(
-            uri="s3://rlinf-ckpts/libero10-rl/checkpoints/global_step_250", experiment="libero10-rl", global_step=250
+            uri="s3://rlinf-ckpts/libero10-rl/checkpoints/global_step_250",
+            experiment="libero10-rl",
+            global_step=250,
+            layout=CheckpointLayout.FSDP_DCP,  # as the intake found it
         ),
         suites=[SuiteSelection(name="libero_10", tasks=[0, 1], max_steps=520)],
         runs=1,

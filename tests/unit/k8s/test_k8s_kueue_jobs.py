@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from rlinf_bench.contracts import CheckpointRef, EvalRequest, KueueSettings, SuiteSelection
+from rlinf_bench.contracts import CheckpointLayout, CheckpointRef, EvalRequest, KueueSettings, SuiteSelection
 from rlinf_k8s.jobs import jobs_for_request
 from rlinf_k8s.jobspec import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL, QUEUE_LIMIT_ANNOTATION
 from rlinf_k8s.render_manifests import bundle_yaml
@@ -22,7 +22,10 @@ KUEUE = KueueSettings(queue="rlinf-eval", priority_class="rlinf-eval-low", queue
 def _eval_request(**overrides: object) -> EvalRequest:
     return make_request(
         checkpoint=CheckpointRef(
-            uri="s3://rlinf-ckpts/libero10-rl/checkpoints/global_step_250", experiment="libero10-rl", global_step=250
+            uri="s3://rlinf-ckpts/libero10-rl/checkpoints/global_step_250",
+            experiment="libero10-rl",
+            global_step=250,
+            layout=CheckpointLayout.FSDP_DCP,  # as the intake found it
         ),
         suites=[SuiteSelection(name="libero_10", tasks=[0, 1], max_steps=520)],
         runs=1,

@@ -10,6 +10,7 @@ import boto3
 from moto import mock_aws
 
 from rlinf_aws.report_link import PRESIGN_EXPIRES_S, report_url
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_aws.state_aggregate import aggregate
 from rlinf_aws.state_publish import publish
 from rlinf_bench.contracts import CheckpointReport
@@ -24,7 +25,7 @@ def test_a_site_in_s3_gets_a_presigned_https_url_of_its_single_page() -> None:
         s3 = boto3.client("s3", region_name="us-east-1")
         report = CheckpointReport(success_rate=None, complete=True, suites=[])
         report.links["report_site"] = "s3://results/exp-s1/report/site/index.html"
-        url = report_url(report, Storage(s3=s3))
+        url = report_url(report, Storage(S3Objects(s3)))
     parsed = urlparse(url)
     assert parsed.scheme == "https" and parsed.path.endswith("/exp-s1/report/site/report.html")
     assert "X-Amz-Signature=" in parsed.query and f"X-Amz-Expires={PRESIGN_EXPIRES_S}" in parsed.query

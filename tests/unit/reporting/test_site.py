@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_bench.contracts import Provenance, VerdictValue
 from rlinf_bench.document_store import Storage
 from rlinf_bench.reporting.markdown import checkpoint_markdown
@@ -187,7 +188,7 @@ def test_upload_site_to_s3_copies_stored_videos_and_says_why_others_are_not(tmp_
             for st in suite.states:
                 if st.task_id == 0 and st.init_state in names:
                     st.episodes = [e.model_copy(update={"video": names[st.init_state]}) for e in st.episodes]
-        storage = Storage(s3)
+        storage = Storage(S3Objects(s3))
         entry = upload_site(
             now, [before], "s3://results/exp/report/site", storage, baselines=[], results_root="s3://results/exp"
         )

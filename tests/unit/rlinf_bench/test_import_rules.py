@@ -37,6 +37,7 @@ ADAPTER_LIBRARIES = (
     "robosuite",
     "libero",
     "sapien",
+    "pynvml",
 )
 ADAPTER_PACKAGES = (
     "rlinf_aws",
@@ -108,6 +109,7 @@ def test_given_a_core_module_a_lambda_and_the_router_breaking_the_rules_then_eac
         "rlinf_tracking",
         "rlinf_doctor",
         "rlinf_cli",
+        "rlinf_clikit",
         "eval_runner",
         "infra_probes",
         "rlinf_local",
@@ -124,6 +126,12 @@ def test_given_a_core_module_a_lambda_and_the_router_breaking_the_rules_then_eac
     _write(tmp_path, "rlinf_aws/router_lambda.py", "")
     _write(tmp_path, "rlinf_local/local_executor.py", "")
     _write(tmp_path, "rlinf_k8s/submitter_factory.py", "def local():\n    from rlinf_local import local_executor\n")
+    _write(tmp_path, "rlinf_local/commands.py", "from rlinf_cli import arguments\n")
+    _write(tmp_path, "eval_runner/cli.py", "from rlinf_cli import output\n")
+    _write(tmp_path, "rlinf_clikit/arguments.py", "from rlinf_bench import errors\n")
+    _write(tmp_path, "rlinf_cli/arguments.py", "")
+    _write(tmp_path, "rlinf_cli/output.py", "")
+    _write(tmp_path, "rlinf_bench/errors.py", "")
     _stub_named_modules(tmp_path)
 
     proc = _lint_imports(tmp_path)
@@ -134,6 +142,11 @@ def test_given_a_core_module_a_lambda_and_the_router_breaking_the_rules_then_eac
     assert "rlinf_bench.intake.router -> mlflow" in proc.stdout
     assert "rlinf_local.demo_command -> infra_probes" in proc.stdout
     assert "rlinf_k8s.jobs -> rlinf_aws.state_plan" in proc.stdout
+    # the package cycles that once were: the backend chooser, and the command-line helpers the Jobs borrowed
+    assert "rlinf_k8s.submitter_factory -> rlinf_local.local_executor" in proc.stdout
+    assert "rlinf_local.commands -> rlinf_cli.arguments" in proc.stdout
+    assert "eval_runner.cli -> rlinf_cli.output" in proc.stdout
+    assert "rlinf_clikit.arguments -> rlinf_bench.errors" in proc.stdout
 
 
 def test_the_job_packages_commands_are_found_through_entry_points() -> None:

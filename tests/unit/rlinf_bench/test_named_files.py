@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_bench.document_store import Storage
 from rlinf_bench.errors import NamedFileRefusedError
 from rlinf_bench.named_files import NAME_MAX_CHARS, MediaType, RunFolder, media_type_of, read_named_file
@@ -187,7 +188,7 @@ def test_s3_names_are_read_only_inside_the_runs_prefix_of_its_bucket_and_within_
         s3.put_object(Bucket="results", Key="results/req/m1/libero_spatial/run0.videos/empty.mp4", Body=b"")
         s3.put_object(Bucket="results", Key="alice/req/m1/libero_spatial/run0.videos/v.mp4", Body=SECRET_MP4)
         s3.put_object(Bucket="other-bucket", Key=good, Body=SECRET_MP4)
-        storage = Storage(s3)
+        storage = Storage(S3Objects(s3))
         where = RunFolder.of("s3://results/results/req/m1/libero_spatial", "s3://results/results/req/m1")
         assert read_named_file(f"s3://results/{good}", where, storage=storage).data == MP4
         for name, why in [

@@ -10,6 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_bench.document_store import (
     S3Location,
     Storage,
@@ -41,7 +42,7 @@ def root(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, 
         with mock_aws():
             client = boto3.client("s3", region_name="us-east-1")
             client.create_bucket(Bucket=BUCKET)
-            yield f"s3://{BUCKET}/store", Storage(client)
+            yield f"s3://{BUCKET}/store", Storage(S3Objects(client))
 
 
 def test_given_uris_then_they_parse_into_bucket_and_key() -> None:
@@ -115,7 +116,7 @@ def test_given_a_document_that_is_not_json_then_the_error_names_it(root: tuple[s
 
 
 def test_given_a_missing_bucket_then_reads_say_missing_and_writes_name_the_uri(s3: Any) -> None:
-    store = Storage(s3)
+    store = Storage(S3Objects(s3))
     with pytest.raises(StoredObjectMissingError, match=r"s3://nobucket/a\.json does not exist"):
         store.read_bytes("s3://nobucket/a.json")
     with pytest.raises(StorageError, match=r"cannot write s3://nobucket/a\.json.*NoSuchBucket"):
@@ -123,7 +124,7 @@ def test_given_a_missing_bucket_then_reads_say_missing_and_writes_name_the_uri(s
 
 
 def test_given_an_s3_write_then_the_content_type_is_json(s3: Any) -> None:
-    Storage(s3).write_json(f"s3://{BUCKET}/r.json", '{"a": 1}')
+    Storage(S3Objects(s3)).write_json(f"s3://{BUCKET}/r.json", '{"a": 1}')
     head = s3.head_object(Bucket=BUCKET, Key="r.json")
     assert head["ContentType"] == "application/json"
     assert s3.get_object(Bucket=BUCKET, Key="r.json")["Body"].read() == b'{"a": 1}'
@@ -136,7 +137,7 @@ def test_given_a_factory_then_the_client_is_built_once_and_only_when_s3_is_touch
         calls.append(1)
         return s3
 
-    store = Storage(s3_factory=factory)
+    store = Storage(S3Objects(factory=factory))
     store.write_text(str(tmp_path / "local.txt"), "x")
     assert calls == []
     store.write_text(f"s3://{BUCKET}/a.txt", "x")

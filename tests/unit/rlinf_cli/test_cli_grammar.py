@@ -102,3 +102,15 @@ def test_given_help_then_usage_shows_the_positional_first(command: str, capsys: 
     usage = capsys.readouterr().out.split("\n\n")[0]
     target = "ROOT" if command == "watch" else "CHECKPOINT"
     assert f"[{target}]" in usage and f"--{target.lower()} {target}" in usage
+
+
+def test_given_two_different_checkpoints_to_the_eval_job_then_exit_2_naming_both(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from eval_runner.cli import main as eval_main
+
+    rc = eval_main(["a/global_step_1", "--checkpoint", "b/global_step_2", "--suite", "libero_spatial"])
+
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("eval_runner: error: two CHECKPOINTs given")
+    assert "Traceback" not in err

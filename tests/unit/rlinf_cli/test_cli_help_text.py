@@ -9,8 +9,8 @@ import re
 import pytest
 
 from eval_runner.cli import main as eval_runner_main
-from rlinf_cli.help_format import plain_help
 from rlinf_cli.main import build_parser
+from rlinf_clikit.help_format import plain_help
 
 MARKUP = re.compile(r"``|:(mod|func|class|meth|attr):`")
 

@@ -10,6 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from rlinf_aws.s3_objects import S3Objects
 from rlinf_bench.contracts import Measurement, ProbeResult, ProbeVerdict
 from rlinf_bench.document_store import Storage
 from rlinf_bench.errors import ContractError
@@ -42,7 +43,7 @@ def test_given_runs_in_s3_and_on_disk_then_they_aggregate_into_one_report(s3: An
         uris.append(f"s3://{BUCKET}/{key}")
     uris.append(str(runs[2].save(tmp_path / "run2.json")))
 
-    loaded = load_runs(uris, storage=Storage(s3))
+    loaded = load_runs(uris, storage=Storage(S3Objects(s3)))
     report = aggregate_checkpoint(loaded, runs_expected=3)
 
     assert [r.source for r in loaded] == uris
@@ -52,13 +53,13 @@ def test_given_runs_in_s3_and_on_disk_then_they_aggregate_into_one_report(s3: An
 
 def test_given_a_missing_s3_result_then_the_error_names_its_uri(s3: Any) -> None:
     with pytest.raises(ContractError, match=f"RunResult s3://{BUCKET}/req/run9.json does not exist"):
-        load_runs([f"s3://{BUCKET}/req/run9.json"], storage=Storage(s3))
+        load_runs([f"s3://{BUCKET}/req/run9.json"], storage=Storage(S3Objects(s3)))
 
 
 def test_given_an_invalid_s3_result_then_the_error_names_uri_and_field(s3: Any) -> None:
     s3.put_object(Bucket=BUCKET, Key="req/bad.json", Body=b'{"suite": "libero_spatial"}')
     with pytest.raises(ContractError, match=rf"s3://{BUCKET}/req/bad.json is not a valid RunResult(.|\n)*run_index"):
-        load_runs([f"s3://{BUCKET}/req/bad.json"], storage=Storage(s3))
+        load_runs([f"s3://{BUCKET}/req/bad.json"], storage=Storage(S3Objects(s3)))
 
 
 def test_given_probe_results_in_s3_and_on_disk_then_both_load(s3: Any, tmp_path: Path) -> None:
@@ -66,8 +67,8 @@ def test_given_probe_results_in_s3_and_on_disk_then_both_load(s3: Any, tmp_path:
     s3.put_object(Bucket=BUCKET, Key="req/probes/gpu.json", Body=probe.to_json().encode())
     local = str(probe.save(tmp_path / "gpu.json"))
 
-    loaded = load_probes([f"s3://{BUCKET}/req/probes/gpu.json", local], storage=Storage(s3))
+    loaded = load_probes([f"s3://{BUCKET}/req/probes/gpu.json", local], storage=Storage(S3Objects(s3)))
 
     assert loaded == [probe, probe]
     with pytest.raises(ContractError, match=r"ProbeResult s3://results/req/probes/nccl\.json does not exist"):
-        load_probes([f"s3://{BUCKET}/req/probes/nccl.json"], storage=Storage(s3))
+        load_probes([f"s3://{BUCKET}/req/probes/nccl.json"], storage=Storage(S3Objects(s3)))

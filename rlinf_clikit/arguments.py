@@ -11,9 +11,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rlinf_bench.errors import ConfigError
+__all__ = ["UsageError", "add_budget_arguments", "add_target_argument", "budget_overrides", "target_of"]
 
-__all__ = ["add_budget_arguments", "add_target_argument", "budget_overrides", "target_of"]
+
+class UsageError(ValueError):
+    """Arguments that do not fit together (a target given twice, none given, a budget below 1); the message
+    says what to type instead. The commands print it as they print their own input errors (exit status 2)."""
 
 
 def add_target_argument(
@@ -28,18 +31,18 @@ def add_target_argument(
 
 
 def target_of(args: argparse.Namespace, name: str) -> str | None:
-    """The value given positionally or as ``--name``; a ConfigError when both differ, or when a required one is missing."""
+    """The value given positionally or as ``--name``; a UsageError when both differ, or when a required one is missing."""
     positional, option = getattr(args, name, None), getattr(args, f"{name}_option", None)
     metavar = getattr(args, f"_{name}_metavar", name.upper())
     command = getattr(args, "command", None) or "COMMAND"
     if positional is not None and option is not None and str(positional) != str(option):
-        raise ConfigError(
+        raise UsageError(
             f"two {metavar}s given: {positional} (positional) and --{name} {option}; give it once, "
             f"e.g. rlinf-bench {command} {positional}"
         )
     value = positional if positional is not None else option
     if value is None and getattr(args, f"_{name}_required", False):
-        raise ConfigError(f"no {metavar} given: rlinf-bench {command} {metavar} (or --{name} {metavar})")
+        raise UsageError(f"no {metavar} given: rlinf-bench {command} {metavar} (or --{name} {metavar})")
     return None if value is None else str(value)
 
 
@@ -78,5 +81,5 @@ def budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
     given = {k: getattr(args, k, None) for k in ("runs", "trials", "max_steps")}
     for key, value in given.items():
         if value is not None and value < 1:
-            raise ConfigError(f"--{key.replace('_', '-')} must be >= 1, got {value}")
+            raise UsageError(f"--{key.replace('_', '-')} must be >= 1, got {value}")
     return {k: v for k, v in given.items() if v is not None}

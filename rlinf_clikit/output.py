@@ -9,10 +9,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from rlinf_bench.redaction import redact
-from rlinf_bench.reporting.text_safety import plain
-
-__all__ = ["add_json_flag", "emit_json", "error_line", "quiet_stdout"]
+__all__ = ["add_json_flag", "emit_json", "quiet_stdout"]
 
 
 def add_json_flag(p: argparse.ArgumentParser, what: str) -> None:
@@ -34,10 +31,3 @@ def emit_json(doc: dict[str, Any] | list[Any] | str) -> None:
     """``doc`` on stdout (a str is taken as JSON text already), flushed so a pipe reader sees it at once."""
     sys.stdout.write((doc if isinstance(doc, str) else json.dumps(doc, indent=2)).rstrip("\n") + "\n")
     sys.stdout.flush()
-
-
-def error_line(exc: BaseException) -> str:
-    """The message of an error we raised on purpose, with its notes (``result: FILE``) after it, terminal-safe:
-    printed once, and nothing else prints it (no log line repeats it)."""
-    notes = [str(n) for n in getattr(exc, "__notes__", ())]
-    return plain(redact("; ".join([str(exc), *notes])), multiline=True)
