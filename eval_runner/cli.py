@@ -141,9 +141,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--robustness",
         metavar="AXES",
-        help="also play perturbed episodes, each beside its unperturbed twin: quick (all seven axes at level 2 on "
-        "the first 5 initial states of each task), full (levels 1-3), or AXIS[:LEVELS],... with axes layout, camera, "
-        "robot_init, language, light, texture, noise and levels 0-3, e.g. camera:1,2,3,light:2; off (default): none "
+        help="also play perturbed episodes, each beside its unperturbed twin (the standard episode of the same "
+        "initial state): quick (all seven axes at level 2, one per perturbed initial state in turn: +10%% episodes), "
+        "full (every axis at levels 1-3 on each perturbed initial state: +210%%), or AXIS[:LEVELS],... with axes "
+        "layout, camera, robot_init, language, light, texture, noise and levels 0-3, e.g. camera:1,2,3,light:2; the "
+        "perturbed initial states are the first tenth of each task's trials; off (default): none "
         "(docs/robustness.md)",
     )
     p.add_argument("--max-retries", type=int, metavar="N", default=2, help="re-runs of an episode after worker crashes")

@@ -83,7 +83,11 @@ def evaluate(
         check_resumable(previous, _identity(run), writer.out)
     # Until the run is set up, a failure is reported with what we know: the request and the provenance.
     builder = ResultBuilder(
-        run, [], run.max_steps or 1, settings.settle_steps or 0, provenance or collect_provenance(gpus=NvmlGpus(), command=command)
+        run,
+        [],
+        run.max_steps or 1,
+        settings.settle_steps or 0,
+        provenance or collect_provenance(gpus=NvmlGpus(), command=command),
     )
     with _final_state_written(writer, builder, previous):
         env = _set_up(kind, run, env_options, settings, builder)

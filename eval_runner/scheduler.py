@@ -105,8 +105,8 @@ def plan_episodes(
 
     Every episode's env is seeded with the run seed: which reset of the reference loop it replays is
     its initial state index (``suite`` is kept for the call signature's stability). With ``robustness``,
-    each task's perturbed episodes follow its standard ones: the first ``states`` initial states, each at
-    every (axis, level) of the spec, from the same reset as its twin.
+    each task's perturbed episodes follow its standard ones (:meth:`RobustnessSpec.task_plan`), each from
+    the same reset as its twin.
     """
     del suite
     out: list[EpisodeTask] = []
@@ -115,9 +115,8 @@ def plan_episodes(
             out.append(EpisodeTask(task_id=task_id, init_state=i, seed=run_seed))
         if robustness is None:
             continue
-        for i in range(robustness.perturbed_states(trials)):
-            for axis, level in robustness.pairs():
-                out.append(EpisodeTask(task_id, i, run_seed, perturbation=AxisLevel(axis, level)))
+        for i, axis, level in robustness.task_plan(task_id, trials):
+            out.append(EpisodeTask(task_id, i, run_seed, perturbation=AxisLevel(axis, level)))
     return out
 
 

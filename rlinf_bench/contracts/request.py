@@ -378,8 +378,10 @@ class EvalMatrix(BaseModel):
     robustness: RobustnessSetting = Field(
         default=None,
         description="Perturbed episodes beside every run's standard ones, each with its unperturbed twin: quick "
-        "(all seven axes at level 2 on the first 5 initial states of each task), full (levels 1-3), AXIS[:LEVELS],... "
-        "(e.g. camera:1,2,3,light:2) or the object {axes, states}; off (default) plays none (docs/robustness.md)",
+        "(all seven axes at level 2, one per perturbed initial state in turn: +10% episodes), full (levels 1-3 of "
+        "every axis on each perturbed initial state: +210%), AXIS[:LEVELS],... (e.g. camera:1,2,3,light:2) or the "
+        "object {profile|axes, states}; the perturbed initial states are the first tenth of each task's trials; off "
+        "(default) plays none (docs/robustness.md)",
     )
     adaptive: bool = Field(
         default=False,
