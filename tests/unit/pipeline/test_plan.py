@@ -163,5 +163,5 @@ def test_given_robustness_then_the_plan_states_its_budget_and_refuses_it_on_a_su
     assert plan(PlanInput(request=request(), execution="e"), SETTINGS).budget.startswith("robustness off")
 
     robotwin = request(robustness="camera:1", suites=[SuiteSelection(name="robotwin_short")], probes=[])
-    with pytest.raises(InvalidRequestError, match="robotwin_short .* no robustness axes"):
+    with pytest.raises(InvalidRequestError, match=r"robotwin_short .* no robustness axes"):
         plan(PlanInput(request=robotwin, execution=execution_name(robotwin)), SETTINGS)
