@@ -211,3 +211,47 @@ def _parse(spec: str) -> dict[str, Any]:
     from rlinf_bench.contracts.robustness import parse_robustness_text
 
     return parse_robustness_text(spec)
+
+
+@pytest.mark.parametrize(("suite", "task_id"), [("libero_spatial", 1), ("libero_object", 0)])
+def test_given_the_strongest_layout_then_the_policy_gets_a_settled_scene_without_interpenetration(
+    libero_cache: Path, suite: str, task_id: int
+) -> None:
+    """Checked here after the settle steps, with the contacts as the policy's first step finds them: the
+    perturbation's own checks run before (interpenetration) and right after the settle (drift)."""
+    from eval_runner.env import LiberoEnv
+    from eval_runner.libero_setup import configure_libero
+    from eval_runner.perturbations.draw import AxisLevel
+    from eval_runner.perturbations.libero import ScenePerturbations
+    from eval_runner.perturbations.physical import layout_groups, penetrations
+    from eval_runner.policies.base import ObservationSpec
+    from eval_runner.scheduler import EpisodeTask
+    from rlinf_bench.contracts import PerturbationAxis
+
+    configure_libero(libero_cache)
+    task = get_suite(suite).task(task_id)
+    env = LiberoEnv(task, ObservationSpec(), horizon=20)
+    try:
+        env.start_episode(0, 0, settle_steps=10)
+        domain = env.raw_env.env
+        groups = layout_groups(domain)
+        control = {name: domain.sim.data.body_xpos[domain.obj_body_id[name]].copy() for name in groups}
+        control_depths = penetrations(domain)
+
+        layout = EpisodeTask(task_id, 0, 0, perturbation=AxisLevel(PerturbationAxis.LAYOUT, 3))
+        start = ScenePerturbations(suite, task).start(env, layout, settle_steps=10, settle_gripper=-1.0)
+        depths = penetrations(domain)
+        speeds = {name: float(np.linalg.norm(domain.sim.data.cvel[domain.obj_body_id[name]][3:])) for name in groups}
+        moved = {
+            name: float(np.linalg.norm(domain.sim.data.body_xpos[domain.obj_body_id[name]][:2] - control[name][:2]))
+            for name in groups
+        }
+    finally:
+        env.close()
+
+    assert groups and start.refused is None, start.record.params
+    deeper = {pair: d for pair, d in depths.items() if d > max(0.002, control_depths.get(pair, 0.0) + 0.001)}
+    assert not deeper, deeper
+    assert max(speeds.values()) < 0.05, speeds
+    distance = AXIS_SCALES["layout"].magnitude(3)  # type: ignore[index]
+    assert all(abs(d - distance) < 0.02 for d in moved.values()), moved
