@@ -117,3 +117,26 @@ def test_given_perturbed_episodes_then_they_sit_beside_the_standard_ones_and_not
     assert (builder.finished, builder.finished_all, builder.successes) == (2, 3, 1)
     assert [e.init_state for e in task.episodes] == [0, 1] and task.success_rate == 0.5
     assert [e.perturbation for e in task.perturbed] == [record]
+
+
+def test_given_finished_episodes_when_a_run_resumes_then_exactly_those_are_not_planned_again() -> None:
+    from eval_runner.loop import _key
+
+    spec = RobustnessSpec.model_validate("quick")
+    plan = plan_episodes("libero_spatial", 0, [3], 20, spec)
+    finished = [
+        EpisodeResult(init_state=0, seed=0, success=True, steps=1, wall_s=0.1),
+        EpisodeResult(
+            init_state=1,
+            seed=0,
+            success=False,
+            steps=1,
+            wall_s=0.1,
+            perturbation=perturbation_record(plan[-1].perturbation.axis, 2),  # type: ignore[union-attr]
+        ),
+    ]
+    done = {_key(3, e) for e in finished}
+    left = [e.episode_id for e in plan if e.key not in done]
+    assert len(left) == len(plan) - 2
+    assert "t3-s0-a0" not in left and f"t3-s1-{plan[-1].perturbation.tag}-a0" not in left  # type: ignore[union-attr]
+    assert f"t3-s0-{plan[-2].perturbation.tag}-a0" in left  # type: ignore[union-attr]
