@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -26,8 +27,12 @@ def _section(title: str) -> str:
 
 
 def _table_rows(section: str) -> list[list[str]]:
-    rows = [line.strip().strip("|").split("|") for line in section.splitlines() if line.startswith("| ")]
-    return [[cell.strip() for cell in row] for row in rows[1:]]  # without the header row
+    """The rows of the section's first table, without its header."""
+    lines = section.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| "))
+    table = [line for line in itertools.takewhile(lambda line: line.startswith("|"), lines[start:])]
+    rows = [line.strip().strip("|").split("|") for line in table if line.startswith("| ")]
+    return [[cell.strip() for cell in row] for row in rows[1:]]
 
 
 def _number(cell: str) -> int:
