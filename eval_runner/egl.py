@@ -45,7 +45,7 @@ def assign_egl_device() -> int | None:
     """
     explicit = os.environ.get("MUJOCO_EGL_DEVICE_ID")
     if explicit is not None:
-        return int(explicit) if explicit.isdigit() else None
+        return int(explicit) if explicit.isascii() and explicit.isdigit() else None
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if not visible:
         return None

@@ -23,7 +23,12 @@ def parse_text(output: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for line in output.splitlines():
         parts = line.split()
-        if not parts or line.lstrip().startswith("#") or not parts[0].isdigit() or len(parts) < 13:
+        if (
+            not parts
+            or line.lstrip().startswith("#")
+            or not (parts[0].isascii() and parts[0].isdigit())
+            or len(parts) < 13
+        ):
             continue
         try:
             size, count = int(parts[0]), int(parts[1])

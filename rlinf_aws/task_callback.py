@@ -13,6 +13,7 @@ a pod killed by Kubernetes is retried by its Job, and the next pod keeps the hea
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -77,6 +78,9 @@ class TaskCallback:
         try:
             heartbeat = float(env.get(HEARTBEAT_ENV, "") or 1800.0)
         except ValueError:
+            heartbeat = float("nan")
+        if not (math.isfinite(heartbeat) and heartbeat > 0):  # the state's HeartbeatSeconds is a positive integer
+            log.warning("%s=%r is not a positive number of seconds: using 1800", HEARTBEAT_ENV, env.get(HEARTBEAT_ENV))
             heartbeat = 1800.0
         return cls(token, heartbeat_s=heartbeat, sfn_factory=sfn_factory)
 

@@ -82,7 +82,7 @@ def _cuda_map(ctx: DoctorContext, ordinals: list[int | None]) -> CheckResult:
     name = "rendering.egl_cuda_map"
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     explicit = os.environ.get("MUJOCO_EGL_DEVICE_ID")
-    if explicit is not None and (not explicit.isdigit() or int(explicit) >= len(ordinals)):
+    if explicit is not None and (not (explicit.isascii() and explicit.isdigit()) or int(explicit) >= len(ordinals)):
         return ctx.problem(
             name,
             f"MUJOCO_EGL_DEVICE_ID={explicit}, but there are {len(ordinals)} EGL device(s): MuJoCo refuses to render",

@@ -147,7 +147,8 @@ class CheckpointModels:
 
         def key(v: Any) -> tuple[float, int]:
             step = v.tags.get(_TAG_STEP, "")
-            return float(v.tags[_TAG_SR]), int(step) if step.lstrip("-").isdigit() else -1
+            digits = step.removeprefix("-")
+            return float(v.tags[_TAG_SR]), int(step) if digits.isascii() and digits.isdigit() else -1
 
         ranked = [v for v in versions if v.tags.get(_TAG_COMPLETE) == "True" and _TAG_SR in v.tags]
         if not ranked:

@@ -24,6 +24,7 @@ from rlinf_bench.reporting.plot import sr_vs_step_png
 from rlinf_tracking import mlflow_names as names
 from rlinf_tracking.mlflow_experiments import DEFAULT_EXPERIMENT, ensure_experiment
 from rlinf_tracking.mlflow_models import CheckpointModels, registered_model_name
+from rlinf_tracking.mlflow_robustness import robustness_metrics, robustness_tags
 from rlinf_tracking.mlflow_videos import stage_videos
 from rlinf_tracking.tracking_retry import RetryPolicy, call_tracking
 
@@ -110,6 +111,7 @@ def parent_metrics(report: CheckpointReport) -> dict[str, float]:
     for c in report.infra:
         if c.value is not None:
             metrics[names.metric_key("infra", c.probe, c.metric)] = c.value
+    metrics.update(robustness_metrics(report))
     return metrics
 
 
@@ -139,6 +141,7 @@ def parent_tags(report: CheckpointReport) -> dict[str, str]:
         against = v.against if v.kind == "baseline" else v.kind
         parts = ["verdict", v.suite, against] + ([v.task] if v.task else [])
         tags[names.metric_key(*parts)] = v.value.value
+    tags.update(robustness_tags(report))
     return tags
 
 

@@ -12,7 +12,7 @@ one row per active episode. An observation batch is a ``dict[str, Any]``:
 - ``task_description``: ``list[str]`` of length B (the LIBERO language instruction);
 - ``episode_id``: ``list[str]`` of length B, stable for an episode, so stateful policies
   (action chunking) can keep per-episode state;
-- ``privileged_state`` (only when ``obs_spec.privileged``): ``float32 [B, 12]``, simulator state for the
+- ``privileged_state`` (only when ``obs_spec.privileged``): ``float32 [B, 110]``, simulator state for the
   scripted expert (:mod:`eval_runner.expert_state`).
 
 The policy returns actions as a ``float32`` array ``[B, 7]`` (LIBERO's OSC_POSE delta + gripper).
@@ -52,8 +52,8 @@ class ObservationSpec(BaseModel):
     privileged: bool = Field(
         default=False,
         description=(
-            "Add 'privileged_state' (float32 [B, 12]: the goal object's and target's world bounding boxes, read "
-            "from the simulator): for the scripted expert only, never for a learned policy"
+            "Add 'privileged_state' (float32 [B, 110]: the world bounding boxes of the goal's object, its target "
+            "and the other objects, read from the simulator): for the scripted expert only, never for a learned policy"
         ),
     )
 

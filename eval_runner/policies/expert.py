@@ -15,22 +15,21 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
 from eval_runner.policies.checks import batch_size
+from eval_runner.policies.expert_plan import Episode, Scene, plan_step
 from rlinf_bench.errors import PolicyError
 from rlinf_bench.suites import TaskInfo
 
 #: What every description of this policy says: it is not a learned policy.
 LABEL = "scripted expert with simulator access (reads object poses and BDDL goals; not a learned policy)"
 SUPPORTED = ("on", "in")
-OPEN, CLOSE = -1.0, 1.0
 GAIN = 12.0  # action units per metre of error: OSC moves up to 0.05 m per unit of action
-GRIP_WIDTH = 0.07  # objects wider than this (across the fingers, y) are grasped by their rim
+TURN = 2.0  # action units per radian of orientation error: OSC turns up to 0.5 rad per unit of action
 _GOAL = re.compile(r"\(:goal\s*(.*)\)\s*\)\s*$", re.S)
 _PREDICATE = re.compile(r"\((\w+)((?:\s+[\w.-]+)*)\s*\)")
 
@@ -61,16 +60,6 @@ def check_task(task: TaskInfo) -> None:
         )
 
 
-@dataclass
-class _Episode:
-    rng: np.random.Generator
-    phase: str = "approach"
-    ticks: int = 0  # steps spent in the phase
-    offset: np.ndarray = field(default_factory=lambda: np.zeros(3))  # object centre minus eef, once held
-    hang: float = 0.0  # eef height above the object's bottom, once held
-    carry_z: float = 0.0  # the eef height to carry at, fixed when the grasp closes
-
-
 def episode_seed(seed: int, episode_id: str) -> list[int]:
     """The generator seed of an episode: ``(seed, sha256(task and initial state))``; a retry replays it."""
     key = re.sub(r"-a\d+$", "", episode_id)
@@ -80,7 +69,7 @@ def episode_seed(seed: int, episode_id: str) -> list[int]:
 class ExpertPolicy(Policy):
     """The scripted pick-and-place expert (see the module docstring)."""
 
-    obs_spec = ObservationSpec(cameras=(), proprio=("robot0_eef_pos", "robot0_gripper_qpos"), privileged=True)
+    obs_spec = ObservationSpec(cameras=(), proprio=("robot0_eef_pos", "robot0_eef_quat"), privileged=True)
 
     def __init__(
         self, *, noise: float = 0.0, hesitate: float = 0.0, seed: int = 0, spec: str = "builtin:expert"
@@ -92,7 +81,7 @@ class ExpertPolicy(Policy):
         self.noise, self.hesitate, self.seed, self.spec = noise, hesitate, seed, spec
         #: sha256 of the checkpoint's settings file when they came from one (``settings=checkpoint``)
         self.settings_sha256: str | None = None
-        self._episodes: dict[str, _Episode] = {}
+        self._episodes: dict[str, Episode] = {}
 
     def check_tasks(self, tasks: list[TaskInfo]) -> None:
         for task in tasks:
@@ -110,21 +99,39 @@ class ExpertPolicy(Policy):
         for row, episode_id in enumerate(obs["episode_id"]):
             ep = self._episodes.get(episode_id)
             if ep is None:
-                ep = self._episodes[episode_id] = _Episode(np.random.default_rng(episode_seed(self.seed, episode_id)))
-            out[row] = self._step(ep, obs["robot0_eef_pos"][row], obs["privileged_state"][row])
+                ep = self._episodes[episode_id] = Episode(np.random.default_rng(episode_seed(self.seed, episode_id)))
+            out[row] = self._step(
+                ep, {key: obs[key][row] for key in self.obs_spec.proprio}, obs["privileged_state"][row]
+            )
         return out
 
-    def _step(self, ep: _Episode, eef: np.ndarray, state: np.ndarray) -> np.ndarray:
+    def phase(self, episode_id: str) -> str | None:
+        """The phase episode ``episode_id`` is in (``eval_runner.policies.expert_plan.PHASES``), None before its
+        first step."""
+        ep = self._episodes.get(episode_id)
+        return ep.phase if ep is not None else None
+
+    def _step(self, ep: Episode, proprio: dict[str, np.ndarray], state: np.ndarray) -> np.ndarray:
         # draws happen every step in a fixed order, so the noise sequence is the episode's alone
         wasted = ep.rng.random() < self.hesitate
         jitter = ep.rng.normal(0.0, self.noise, size=3) if self.noise else np.zeros(3)
-        target, grip = plan_step(ep, np.asarray(eef, np.float64), np.asarray(state, np.float64))
+        eef = np.asarray(proprio["robot0_eef_pos"], np.float64)
+        rot = quat_matrix(np.asarray(proprio["robot0_eef_quat"], np.float64))
+        if ep.base_rot is None:
+            ep.base_rot = rot  # yaw 0: the hand as the episode found it
+        target, grip = plan_step(ep, eef, Scene.parse(np.asarray(state, np.float64)))
         action = np.zeros(ACTION_DIM)
         action[-1] = grip
         if wasted:
             ep.ticks = max(0, ep.ticks - 1)
             return action
         action[:3] = np.clip(GAIN * (target - eef) + jitter, -1.0, 1.0)
+        if ep.grasp.yaw != 0.0 or ep.turned:
+            # turn towards the grasp's yaw about world z; a hand never turned keeps the controller's own goal
+            ep.turned = True
+            error = orientation_error(_yaw(ep.grasp.yaw) @ ep.base_rot, rot)
+            ep.turn_error = float(np.linalg.norm(error))
+            action[3:6] = np.clip(TURN * error, -1.0, 1.0)
         return action
 
     def describe(self) -> dict[str, Any]:
@@ -142,60 +149,24 @@ class ExpertPolicy(Policy):
         }
 
 
-def plan_step(ep: _Episode, eef: np.ndarray, state: np.ndarray) -> tuple[np.ndarray, float]:
-    """Advance the episode's phase and return (eef target position, gripper command)."""
-    obj_lo, obj_hi, tgt_lo, tgt_hi = state[0:3], state[3:6], state[6:9], state[9:12]
-    centre = (obj_lo + obj_hi) / 2
-    grasp = grasp_point(obj_lo, obj_hi)
-    ep.ticks += 1
-    if ep.phase == "approach":
-        target = grasp + np.array([0.0, 0.0, 0.08])
-        if np.linalg.norm(target - eef) < 0.015 or ep.ticks > 60:
-            ep.phase, ep.ticks = "descend", 0
-        return target, OPEN
-    if ep.phase == "descend":
-        if np.linalg.norm(grasp - eef) < 0.008 or ep.ticks > 30:
-            ep.phase, ep.ticks = "grasp", 0
-        return grasp, OPEN
-    if ep.phase == "grasp":
-        if ep.ticks >= 10:
-            ep.phase, ep.ticks, ep.offset, ep.hang = "lift", 0, centre - eef, eef[2] - obj_lo[2]
-            # high enough to clear the target (and what stands around it) with the object hanging below
-            ep.carry_z = max(tgt_hi[2] + ep.hang + 0.06, eef[2] + 0.08)
-        return grasp, CLOSE
-    carry_z = ep.carry_z
-    over = (tgt_lo + tgt_hi) / 2 - np.array([ep.offset[0], ep.offset[1], 0.0])
-    if ep.phase == "lift":
-        target = np.array([eef[0], eef[1], carry_z])
-        if eef[2] > carry_z - 0.02 or ep.ticks > 40:
-            ep.phase, ep.ticks = "carry", 0
-        return target, CLOSE
-    if ep.phase == "carry":
-        target = np.array([over[0], over[1], carry_z])
-        if np.linalg.norm((target - eef)[:2]) < 0.01 or ep.ticks > 60:
-            ep.phase, ep.ticks = "place", 0
-        return target, CLOSE
-    if ep.phase == "place":
-        target = np.array([over[0], over[1], tgt_hi[2] + ep.hang + 0.005])
-        if obj_lo[2] < tgt_hi[2] + 0.02 or ep.ticks > 40:
-            ep.phase, ep.ticks = "release", 0
-        return target, CLOSE
-    if ep.phase == "release":
-        if ep.ticks >= 8:
-            ep.phase, ep.ticks = "retreat", 0
-        return eef.copy(), OPEN
-    return eef + np.array([0.0, 0.0, 0.05]), OPEN
+def quat_matrix(quat: np.ndarray) -> np.ndarray:
+    """The rotation matrix of a unit quaternion in robosuite's (x, y, z, w) order."""
+    x, y, z, w = quat / np.linalg.norm(quat)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
-def grasp_point(obj_lo: np.ndarray, obj_hi: np.ndarray) -> np.ndarray:
-    """Where the fingertips close: the centre for narrow objects, the rim (+y side) for wide ones (bowls)."""
-    centre = (obj_lo + obj_hi) / 2
-    height = obj_hi[2] - obj_lo[2]
-    width_y = obj_hi[1] - obj_lo[1]
-    point = centre.copy()
-    if width_y > GRIP_WIDTH:
-        point[1] = obj_hi[1] - 0.012  # the wall between the fingers
-        point[2] = obj_hi[2] - min(0.03, height / 2)
-    else:
-        point[2] = obj_hi[2] - min(0.035, height / 2)
-    return point
+def orientation_error(goal: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """The rotation (axis times angle, world frame, small angles) taking ``current`` to ``goal``: robosuite's
+    ``orientation_error``, which its OSC controller itself uses."""
+    return 0.5 * sum(np.cross(current[:, i], goal[:, i]) for i in range(3))
+
+
+def _yaw(angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])

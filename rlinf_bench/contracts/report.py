@@ -6,7 +6,6 @@ The statistics are defined in docs/statistics.md; this module only fixes their s
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -17,17 +16,26 @@ from rlinf_bench.contracts.origin import RequestOrigin
 from rlinf_bench.contracts.probes import ProbeResult
 from rlinf_bench.contracts.protocol_profiles import RunProtocol
 from rlinf_bench.contracts.results import Provenance, RunStatus
+from rlinf_bench.contracts.robustness import FailureReason
+from rlinf_bench.contracts.robustness_report import ReasonsSection, RobustnessSection
+from rlinf_bench.contracts.verdict import ProvenanceChange, Verdict, VerdictValue
 from rlinf_bench.contracts.versioned import Contract
 
-
-class VerdictValue(StrEnum):
-    ABOVE = "above"  # significantly above the reference
-    WITHIN = "within"  # no evidence of being worse than reference - tolerance (nor better than the reference)
-    BELOW = "below"  # significantly below reference - tolerance
-    INCOMPLETE = "incomplete"  # runs missing or failed: no verdict is given on partial data
-    NOT_COMPARABLE = "not_comparable"  # the reference was measured under another protocol (max steps, settle...)
-    # neither below nor above, but the test could not see a drop that matters (MDE > tolerance + 5 points)
-    INCONCLUSIVE = "inconclusive"
+__all__ = [
+    "AdaptiveStatus",
+    "CheckpointReport",
+    "Disagreement",
+    "InfraCheck",
+    "ProvenanceChange",
+    "RunSummary",
+    "StateEpisode",
+    "StateFlip",
+    "StateOutcome",
+    "SuiteReport",
+    "TaskSummary",
+    "Verdict",
+    "VerdictValue",
+]
 
 
 class _Model(BaseModel):
@@ -81,7 +89,7 @@ class TaskSummary(_Model):
     )
 
 
-_OPTIONAL_EPISODE_FIELDS = ("retries", "video", "error")
+_OPTIONAL_EPISODE_FIELDS = ("retries", "video", "error", "failure_reason")
 
 
 class StateEpisode(_Model):
@@ -94,10 +102,11 @@ class StateEpisode(_Model):
     retries: int = 0
     video: Uri | None = None
     error: Message | None = None
+    failure_reason: FailureReason | None = Field(default=None, description="Why it failed, from the simulator")
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # A report holds one of these per episode (1500 per suite): unset video/error/retries are left out.
+        # A report holds one of these per episode (1500 per suite): unset video/error/retries/reason are left out.
         data: dict[str, Any] = handler(self)
         return {k: v for k, v in data.items() if not (k in _OPTIONAL_EPISODE_FIELDS and not v)}
 
@@ -124,51 +133,6 @@ class StateFlip(_Model):
     direction: Literal["to_failure", "to_success"]
     before: str = Field(description="successes/trials at the reference checkpoint, e.g. 3/3")
     now: str = Field(description="successes/trials at this checkpoint, e.g. 0/3")
-
-
-class ProvenanceChange(_Model):
-    """One provenance field that differs between this checkpoint's runs and the reference's."""
-
-    field: str = Field(description="e.g. package torch, rendering backend, policy precision, gpu")
-    category: Literal["packages", "simulator", "policy", "infrastructure"]
-    before: str
-    now: str
-
-
-class Verdict(_Model):
-    """One comparison with a reference, with the test that decided it."""
-
-    suite: Name
-    task: Name | None = Field(default=None, description="Task name, for per-task baselines")
-    against: Name = Field(description="Baseline name, 'previous' or 'best'")
-    kind: Literal["baseline", "previous", "best"]
-    value: VerdictValue
-    reference: float | None = Field(default=None, description="Reference success rate (fraction)")
-    reference_label: str = Field(default="", description="e.g. the reference checkpoint's global step")
-    estimate: float | None = None
-    difference: float | None = Field(default=None, description="estimate - reference")
-    tolerance: float = Field(ge=0)
-    alpha: float
-    test: str = ""
-    statistic: float | None = None
-    p_value: float | None = Field(default=None, description="One-sided p for 'below reference - tolerance'")
-    p_value_above: float | None = Field(default=None, description="One-sided p for 'above reference'")
-    paired: bool = False
-    units: int = Field(default=0, description="Initial-state clusters (paired) or effective episodes compared")
-    reason: Message = ""
-    caveat: Message = Field(
-        default="",
-        description="A difference from the reference that leaves the verdict standing but must be read with it, "
-        "e.g. 'decoding differs: greedy vs sampled T=1.6' (differences in max steps or settle are not_comparable)",
-    )
-    mde: float | None = Field(
-        default=None,
-        description="Smallest drop below the reference (fraction, tolerance included) this test detects with "
-        "80 % power at its alpha and budget, from the observed per-state variance",
-    )
-    environment_changes: list[ProvenanceChange] = Field(
-        default_factory=list, description="Provenance that differs from the reference checkpoint (previous/best)"
-    )
 
 
 class AdaptiveStatus(_Model):
@@ -215,6 +179,12 @@ class SuiteReport(_Model):
     )
     flips_against: str = Field(default="", description="The checkpoint the flips are counted against")
     adaptive: AdaptiveStatus | None = Field(default=None, description="Set when the adaptive budget was used")
+    robustness: RobustnessSection | None = Field(
+        default=None, description="Perturbed episodes against their control twins; None when the runs had none"
+    )
+    failure_reasons: ReasonsSection | None = Field(
+        default=None, description="Failures by reason per task; None when no episode recorded a reason"
+    )
 
 
 class InfraCheck(_Model):

@@ -104,7 +104,7 @@ def _why_none(verdicts: list[Verdict]) -> str:
 def headline(report: CheckpointReport) -> str:
     """One line for subjects and notifications: SR, then the decisive verdicts only (below first), or
     plainly that none was reached and why: ``SR 0.0% — no decisive verdict: the only reference was not
-    comparable``."""
+    comparable``; then the robustness flag when up: ``; SR rose while camera fell``."""
     verdicts = report.verdicts
     decisive = [v for v in verdicts if v.value in DECISIVE]
     parts = []
@@ -115,6 +115,9 @@ def headline(report: CheckpointReport) -> str:
     said = "; ".join(parts) if parts else f"no decisive verdict: {_why_none(verdicts)}"
     if any(v.value == VerdictValue.BELOW and v.environment_changes for v in verdicts):
         said += "; environment changed"  # the first thing to know about a regression
+    fell = [a for s in report.suites if s.robustness and s.robustness.flag for a in s.robustness.flag.axes]
+    if fell:  # the robustness flag (docs/robustness.md): better on the standard tasks, more brittle
+        said += f"; SR rose while {', '.join(dict.fromkeys(fell))} fell"
     status = "" if report.complete else "INCOMPLETE, "
     return f"{checkpoint_title(report)}: SR {pct(report.success_rate)} — {status}{said}"
 

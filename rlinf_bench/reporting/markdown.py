@@ -24,6 +24,7 @@ from rlinf_bench.reporting.format import (
     verdict_note,
 )
 from rlinf_bench.reporting.horizon import horizon_section
+from rlinf_bench.reporting.robustness_markdown import reasons_markdown, robustness_markdown
 from rlinf_bench.reporting.text_safety import markdown as md
 from rlinf_bench.reporting.text_safety import markdown_code, markdown_link
 from rlinf_bench.stats.flips import flip_summary
@@ -137,7 +138,8 @@ def checkpoint_markdown(report: CheckpointReport) -> str:
             ]
     parts += horizon_section(report)  # benchmarks whose tasks group (the brief's horizon table) only
     parts += ["", "## Verdicts", "", verdict_table(report)]
-    parts += changes_section(report) + flips_section(report) + task_flags_section(report) + [""]
+    parts += changes_section(report) + flips_section(report) + task_flags_section(report)
+    parts += robustness_markdown(report) + reasons_markdown(report) + [""]
     return "\n".join(parts)
 
 

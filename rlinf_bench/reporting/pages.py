@@ -1,5 +1,5 @@
-"""The browsable report site: report.html (the entry page) -> checkpoint -> suite -> task (initial-state grid,
-episode rows).
+"""The browsable report site: report.html (the entry page) -> checkpoint -> suite (tasks, robustness, failure
+reasons) -> task (initial-state grid, episode rows, failure reasons with one video each).
 
 Every page is rendered from a Jinja2 template with autoescape (see :mod:`templating`). Pages link to
 each other with relative URLs, so the same folder works from disk, from an S3 prefix behind a web
@@ -19,9 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from rlinf_bench.contracts import CheckpointReport, Provenance, StateEpisode, StateOutcome, SuiteReport
+from rlinf_bench.contracts.identifiers import ascii_part
 from rlinf_bench.contracts.layout import ENTRY_PAGE  # every page's breadcrumbs lead back to it
 from rlinf_bench.reporting.episode_files import EpisodeFiles, read_episode_video
 from rlinf_bench.reporting.format import checkpoint_title
+from rlinf_bench.reporting.robustness_pages import (
+    checkpoint_robustness,
+    reasons_players,
+    suite_reasons,
+    suite_robustness,
+    task_reasons,
+)
 from rlinf_bench.reporting.templating import render
 from rlinf_bench.stats.provenance_diff import provenance_fields
 from rlinf_bench.stats.verdicts import pick_previous_and_best
@@ -34,10 +42,19 @@ def _slug(text: str) -> str:
 
 
 def checkpoint_slug(report: CheckpointReport) -> str:
-    """Folder name of a checkpoint's pages: ``<experiment>-step_<N>`` (the URI's digest without a step)."""
-    if report.global_step is not None:
-        return _slug(f"{report.experiment or 'checkpoint'}-step_{report.global_step}")
-    return "ckpt-" + hashlib.sha256(report.checkpoint_uri.encode()).hexdigest()[:12]
+    """Folder name of a checkpoint's pages: ``<experiment>-step_<N>`` (the URI's digest without a step).
+
+    An experiment name that does not survive as a file name unchanged (``实验``, ``café run``) keeps its
+    readable ASCII part and gains the URI's digest, so two such names never share a folder.
+    """
+    digest = hashlib.sha256(report.checkpoint_uri.encode()).hexdigest()[:12]
+    if report.global_step is None:
+        return "ckpt-" + digest
+    experiment = report.experiment or "checkpoint"
+    if _slug(experiment) == experiment:
+        return f"{experiment}-step_{report.global_step}"
+    readable = ascii_part(experiment, 40) or "exp"
+    return f"{readable}-step_{report.global_step}-{digest[:8]}"
 
 
 def _provenance_rows(suite: SuiteReport) -> list[tuple[str, list[str]]]:
@@ -132,6 +149,7 @@ def _write_checkpoint(site: _Site, report: CheckpointReport) -> None:
             report=report,
             suite_links={s.suite: f"{slug}/{_slug(s.suite)}.html" for s in report.suites},
             provenance={s.suite: _provenance_rows(s) for s in report.suites},
+            robustness=checkpoint_robustness(report),
         ),
     )
     for suite in report.suites:
@@ -146,6 +164,7 @@ def _write_suite(
     title = f"{checkpoint_title(report)} / {suite.suite}"
     flips = Counter(f.task_id for f in suite.flips)
     flagged = [t.disagreement for t in suite.tasks if t.disagreement is not None]
+    robustness = _suite_robustness(site, report, suite)
     site.write(
         f"checkpoints/{slug}/{name}.html",
         render(
@@ -158,10 +177,24 @@ def _write_suite(
             task_links={t.task_id: f"{name}/task_{t.task_id}.html" for t in suite.tasks},
             flip_counts={k: f"{v} state(s)" for k, v in flips.items()},
             correction=flagged[0].correction if flagged else "",
+            robustness=robustness,
+            reasons=suite_reasons(suite),
         ),
     )
     for task in suite.tasks:
         _write_task(site, report, suite, task.task_id, prev)
+
+
+def _suite_robustness(site: _Site, report: CheckpointReport, suite: SuiteReport) -> dict[str, Any] | None:
+    """The suite page's robustness context, its curve written next to the page (``curve``: its relative link)."""
+    found = suite_robustness(report, suite, site.reports)
+    if found is None:
+        return None
+    context, png = found
+    curve = f"{_slug(suite.suite)}-robustness.png"
+    if png is not None:
+        site.write_bytes(f"checkpoints/{checkpoint_slug(report)}/{curve}", png)
+    return {**context, "curve": curve if png is not None else ""}
 
 
 def _cells(state: StateOutcome | None, runs: list[int]) -> list[str]:
@@ -204,6 +237,7 @@ def _write_task(
     ]
     title = f"{checkpoint_title(report)} / {suite.suite} / task {task.task_id}: {task.task_name}"
     players = _players(episodes)
+    reason_players = reasons_players(episodes)
     site.write(
         f"checkpoints/{slug}/{name}/task_{task_id}.html",
         render(
@@ -221,6 +255,8 @@ def _write_task(
             grid=grid,
             players=players,
             episodes=episodes,
+            reasons=task_reasons(suite, task_id, reason_players),
+            reason_players=reason_players,
         ),
     )
 
@@ -239,6 +275,7 @@ def _episode_row(
         "video_href": href,
         "video_refused": why,
         "error": e.error,
+        "failure_reason": e.failure_reason.value if e.failure_reason is not None else "",
     }
 
 

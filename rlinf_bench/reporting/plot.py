@@ -1,4 +1,5 @@
-"""Success rate vs global step, with clustered 95 % intervals and baselines drawn as reference lines."""
+"""Success rate vs global step, with clustered 95 % intervals and baselines drawn as reference lines; and the
+robustness curves: per axis, the success rate under perturbation against its magnitude, with the control."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from rlinf_bench.baselines import Baseline, baselines_for_suite, get_baselines
 from rlinf_bench.contracts import CheckpointReport
+from rlinf_bench.contracts.robustness_report import RobustnessLevel
 
 LINESTYLES = ["--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1))]
 
@@ -94,6 +96,46 @@ def sr_vs_step_png(
             ax.set_ylabel("success rate (%)")
             ax.set_ylim(-2, 102)
             ax.grid(alpha=0.3)
+        fig.suptitle(title)
+        buf = io.BytesIO()
+        fig.tight_layout()
+        fig.savefig(buf, format="png")
+        return buf.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def robustness_curves_png(levels: Sequence[RobustnessLevel], *, title: str) -> bytes:
+    """One panel per axis: the success rate under perturbation against the level's magnitude (clustered 95 %
+    interval), and the control twins' rate on the same pairs at each level (dashed), so a gap is the drop."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    axes_present = list(dict.fromkeys(r.axis for r in levels))
+    ncols = min(3, max(1, len(axes_present)))
+    nrows = max(1, math.ceil(len(axes_present) / ncols))
+    fig, panels = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.3 * nrows), dpi=110, squeeze=False)
+    try:
+        for i, ax in enumerate(panels.flat):
+            if i >= len(axes_present):
+                ax.set_visible(False)
+                continue
+            rows = sorted((r for r in levels if r.axis == axes_present[i]), key=lambda r: r.magnitude)
+            xs = [r.magnitude for r in rows]
+            ys = [100 * r.success_rate for r in rows]
+            err = [[y - 100 * r.ci95_low for y, r in zip(ys, rows, strict=True)],
+                   [100 * r.ci95_high - y for y, r in zip(ys, rows, strict=True)]]  # fmt: skip
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label="perturbed (95% CI)")
+            ax.plot(xs, [100 * r.control_success_rate for r in rows], "s--", color="grey", label="control, same pairs")
+            ax.set_title(axes_present[i].value, fontsize=10)
+            ax.set_xlabel(f"magnitude ({rows[0].unit})")
+            ax.set_ylabel("success rate (%)")
+            ax.set_ylim(-2, 102)
+            ax.set_xlim(0, 1.15 * max(xs) if max(xs) > 0 else 1)  # from 0, the unperturbed episode
+            ax.grid(alpha=0.3)
+            ax.legend(loc="lower left", fontsize=7)
         fig.suptitle(title)
         buf = io.BytesIO()
         fig.tight_layout()

@@ -35,6 +35,7 @@ from rlinf_bench.reporting.markdown import (
 )
 from rlinf_bench.reporting.pages import write_pages
 from rlinf_bench.reporting.plot import sr_vs_step_png
+from rlinf_bench.reporting.robustness_markdown import reasons_markdown, robustness_markdown
 from rlinf_bench.reporting.text_safety import markdown as md
 from rlinf_bench.reporting.text_safety import markdown_link
 
@@ -74,6 +75,7 @@ def site_markdown(
             parts += ["", f"### {md(s.suite)}", "", suite_table(s)]
         parts += ["", "### Verdicts", "", verdict_table(latest)]
         parts += changes_section(latest) + flips_section(latest) + task_flags_section(latest)
+        parts += robustness_markdown(latest) + reasons_markdown(latest)
     probes = {p.probe: p for r in ordered for p in r.probes}
     parts += ["", "## Infrastructure", ""]
     if probes:

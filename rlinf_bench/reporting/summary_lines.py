@@ -2,7 +2,8 @@
 
 Shared by the email text and the Slack payload (:mod:`rlinf_bench.reporting.notify`), which escape
 each line for their sink. Suite SRs with ± and interval, the decisive verdicts, why the others are not
-decisive, what changed (flipped states, provenance), failures with their reason, and the infrastructure
+decisive, what changed (flipped states, provenance, robustness and failure reasons when they moved), failures
+with their reason, and the infrastructure
 checks of every probe (those that failed or have a target; for the others one line saying why they decided
 nothing). Measured values without a target stay in the report.
 """
@@ -28,9 +29,13 @@ from rlinf_bench.reporting.infra_rows import check_word
 from rlinf_bench.reporting.infra_strip import STATE_WORDS, ProbeChip, infra_strip
 from rlinf_bench.reporting.message_limits import ERROR_TEXT_MAX_CHARS, cut, cut_at_word
 from rlinf_bench.reporting.probe_scope import DEMO_SIZE
+from rlinf_bench.reporting.robustness_text import move_line, signed_pts
 from rlinf_bench.stats.flips import flip_summary
 
-__all__ = ["REASON_MAX_CHARS", "infra_lines", "suite_head", "suite_lines", "verdict_line"]
+__all__ = ["REASON_MAX_CHARS", "infra_lines", "robustness_line", "suite_head", "suite_lines", "verdict_line"]
+
+#: Failure-reason moves named in a message line; the others are in the report.
+MOVES_IN_A_LINE = 2
 
 #: A non-decisive verdict's reason in a message: enough for "max steps 20 vs 512 (...); for a verdict, <the
 #: user's lever>" (rlinf_local/origin.py keeps the levers short); longer is cut at a word, whole in the report.
@@ -84,6 +89,9 @@ def suite_lines(s: SuiteReport) -> list[str]:
     for v in s.verdicts:
         if v.kind != "baseline" and v.environment_changes and v.value != VerdictValue.BELOW:
             lines.append(f"  environment changed vs {verdict_against(v)}: {changes_text(v)}")
+    robustness = robustness_line(s)
+    if robustness:
+        lines.append(f"  {robustness}")
     flagged = [t for t in s.tasks if t.disagreement is not None and t.disagreement.flagged]
     lines += [
         f"  task {t.task_id} ({t.task_name}): runs disagree (adjusted p = {pvalue(t.disagreement.p_adjusted)})"
@@ -91,6 +99,32 @@ def suite_lines(s: SuiteReport) -> list[str]:
         if t.disagreement is not None
     ]
     return lines
+
+
+def robustness_line(s: SuiteReport) -> str | None:
+    """One line when something moved against the previous checkpoint, else None: the axes that fell decisively
+    (verdict below), the flag when the standard SR rose meanwhile, and the failure reasons that moved beyond
+    noise (Holm-corrected): ``robustness vs global_step 400: camera ▼ below (-14.0 pts, p = 0.0031) while the
+    standard SR rose +3.1 pts; 12 more grasp failed on task 3 (name) than at global_step 400 (4 → 16)``."""
+    parts: list[str] = []
+    against = ""
+    section = s.robustness
+    if section is not None:
+        for a in section.verdicts:
+            if a.verdict.value == VerdictValue.BELOW:
+                against = a.verdict.reference_label
+                v = a.verdict
+                parts.append(f"{a.axis} {verdict_word(v)} ({signed_pts(v.difference)}, p = {pvalue(v.p_value)})")
+        if section.flag is not None and parts:
+            parts[-1] += f" while the standard SR rose {signed_pts(section.flag.sr_difference)}"
+    reasons = s.failure_reasons
+    moved = [m for m in reasons.moves if m.decisive] if reasons is not None else []
+    if reasons is not None and moved:
+        against = against or reasons.against
+        parts += [move_line(m, reasons.against) for m in moved[:MOVES_IN_A_LINE]]
+        if len(moved) > MOVES_IN_A_LINE:
+            parts.append(f"{len(moved) - MOVES_IN_A_LINE} more failure reason(s) moved: in the report")
+    return f"robustness vs {against}: " + "; ".join(parts) if parts else None
 
 
 def _check_line(c: InfraCheck) -> str:

@@ -14,6 +14,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from rlinf_bench.reporting import format as fmt
 from rlinf_bench.reporting.canary import canary_lines
 from rlinf_bench.reporting.infra_rows import check_word
+from rlinf_bench.reporting.robustness_text import signed_pts
 from rlinf_bench.stats.flips import flip_summary, flip_table
 
 __all__ = ["environment", "render"]
@@ -44,6 +45,7 @@ def environment() -> Environment:
         flip_rows=flip_table,
         canary_lines=canary_lines,
         check_word=check_word,
+        pts=signed_pts,
     )
     return env
 

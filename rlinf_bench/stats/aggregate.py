@@ -31,8 +31,10 @@ from rlinf_bench.document_store import Storage
 from rlinf_bench.documents import read_contract
 from rlinf_bench.errors import ResultsMismatchError
 from rlinf_bench.protocols import RunProtocol
+from rlinf_bench.stats.failure_reasons import reasons_section
 from rlinf_bench.stats.intervals import CLUSTERED_METHOD, clustered_interval, wilson
 from rlinf_bench.stats.pertask import task_disagreements
+from rlinf_bench.stats.robustness import CategoryOf, robustness_section
 from rlinf_bench.stats.run_checks import check_run_result, computed_status, seed_repeats
 from rlinf_bench.stats.significance import chi2_homogeneity, cochran_q
 
@@ -121,6 +123,7 @@ def _episodes(completed: Sequence[RunResult]) -> dict[tuple[int, int], list[Stat
                         retries=ep.retries,
                         video=ep.video,
                         error=ep.error,
+                        failure_reason=ep.failure_reason,
                     )
                 )
     return out
@@ -234,8 +237,12 @@ def counted_runs(runs: Sequence[SourcedRun]) -> list[SourcedRun]:
     return out
 
 
-def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteReport:
-    """Aggregate the runs of one suite of one checkpoint (see docs/statistics.md for every field).
+def aggregate_suite(
+    runs: Sequence[SourcedRun], runs_expected: int, *, category_of: CategoryOf | None = None
+) -> SuiteReport:
+    """Aggregate the runs of one suite of one checkpoint (see docs/statistics.md for every field; robustness and
+    failure reasons: docs/robustness.md). ``category_of`` names the published category of a robustness suite's
+    task (default: the catalogue's).
 
     Completeness is computed, never read from ``status`` (:func:`counted_runs`)."""
     if not runs:
@@ -283,12 +290,17 @@ def aggregate_suite(runs: Sequence[SourcedRun], runs_expected: int) -> SuiteRepo
             StateOutcome(task_id=t, init_state=s, successes=sum(v), trials=len(v), episodes=episodes[(t, s)])
             for (t, s), v in states.items()
         ],
+        robustness=robustness_section(completed, results[0].suite, category_of),
+        failure_reasons=reasons_section(completed),
         **_suite_stats(completed, states),
     )
 
 
-def aggregate_checkpoint(runs: Sequence[SourcedRun], *, runs_expected: int = 3) -> CheckpointReport:
-    """Group runs by suite and aggregate each; all runs must belong to one checkpoint and policy."""
+def aggregate_checkpoint(
+    runs: Sequence[SourcedRun], *, runs_expected: int = 3, category_of: CategoryOf | None = None
+) -> CheckpointReport:
+    """Group runs by suite and aggregate each; all runs must belong to one checkpoint and policy.
+    ``category_of``: :func:`aggregate_suite`'s."""
     if not runs:
         raise ResultsMismatchError("no RunResult files given; pass the run JSON files of one checkpoint")
     first = runs[0]
@@ -303,7 +315,7 @@ def aggregate_checkpoint(runs: Sequence[SourcedRun], *, runs_expected: int = 3) 
     by_suite: dict[str, list[SourcedRun]] = defaultdict(list)
     for run in runs:
         by_suite[run.result.suite].append(run)
-    suites = [aggregate_suite(by_suite[name], runs_expected) for name in sorted(by_suite)]
+    suites = [aggregate_suite(by_suite[name], runs_expected, category_of=category_of) for name in sorted(by_suite)]
     rates = [s.success_rate_mean for s in suites if s.success_rate_mean is not None]
     ckpt = first.result.checkpoint
     return CheckpointReport(

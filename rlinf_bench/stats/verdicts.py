@@ -18,48 +18,25 @@ Rule for every comparison (alpha defaults to 0.05):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from rlinf_bench.baselines import Baseline
 from rlinf_bench.contracts import CheckpointReport, StateOutcome, SuiteReport, Verdict, VerdictValue
 from rlinf_bench.protocols import RunProtocol, decoding_difference, episode_differences
+from rlinf_bench.stats.decision import VerdictConfig
+from rlinf_bench.stats.decision import decide as _decide
 from rlinf_bench.stats.flips import flipped_states
 from rlinf_bench.stats.intervals import clustered_interval
 from rlinf_bench.stats.power import mde_constant, mde_paired, mde_two_proportion
-from rlinf_bench.stats.power_words import POWER_MARGIN, mark_underpowered
+from rlinf_bench.stats.power_words import mark_underpowered
 from rlinf_bench.stats.provenance_diff import changes_line, environment_changes
 from rlinf_bench.stats.reference_match import reference_caveat, reference_differences
+from rlinf_bench.stats.robustness_verdicts import apply_robustness
 from rlinf_bench.stats.significance import (
-    ComparisonOutcome,
     compare_to_constant,
     paired_test,
     two_proportion_test,
 )
 from rlinf_bench.suites import SUITES
-
-
-@dataclass(frozen=True)
-class VerdictConfig:
-    """Tolerances are absolute success-rate fractions (0.02 = 2 points)."""
-
-    tolerance: float = 0.02  # vs published baselines: papers report 3-run means, small drift is expected
-    tolerance_previous: float = 0.0  # vs own checkpoints: any significant drop is worth knowing
-    alpha: float = 0.05
-    power_margin: float = POWER_MARGIN  # within needs an MDE <= tolerance + this, else inconclusive
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.tolerance < 1 or not 0 <= self.tolerance_previous < 1:
-            raise ValueError("tolerances are fractions in [0, 1): 0.02 means 2 points")
-        if not 0 < self.alpha < 0.5:
-            raise ValueError("alpha must be in (0, 0.5)")
-
-
-def _decide(outcome: ComparisonOutcome, alpha: float) -> VerdictValue:
-    if outcome.p_below < alpha:
-        return VerdictValue.BELOW
-    if outcome.p_above < alpha:
-        return VerdictValue.ABOVE
-    return VerdictValue.WITHIN
 
 
 def _incomplete(suite: SuiteReport, **fields: object) -> Verdict:
@@ -426,13 +403,15 @@ def apply_verdicts(
     *,
     previous_report: CheckpointReport | None = None,
 ) -> CheckpointReport:
-    """Fill every suite's verdicts: baselines first, then previous and best (best only when it differs).
+    """Fill every suite's verdicts: baselines first, then previous and best (best only when it differs); then
+    the robustness verdicts per axis, the headline flag and the failure reasons' moves against previous.
 
     ``history`` holds earlier checkpoints of the same experiment (previous = latest earlier step, best =
     highest SR). ``previous_report`` names the previous checkpoint explicitly instead (no best).
     """
     cfg = cfg or VerdictConfig()
     report.baselines = [b.name for b in baselines]
+    previous_of: dict[str, tuple[str, SuiteReport]] = {}
     for suite in report.suites:
         verdicts = baseline_verdicts(suite, baselines, cfg, report.origin.levers)
         if previous_report is not None:
@@ -442,6 +421,7 @@ def apply_verdicts(
         else:
             previous, best = pick_previous_and_best(report, history, suite.suite)
         if previous is not None:
+            previous_of[suite.suite] = previous
             verdicts.append(reference_verdict(suite, previous[1], kind="previous", label=previous[0], cfg=cfg))
             alike = not reference_differences(suite, previous[1])
             suite.flips = flipped_states(suite, previous[1]) if suite.complete and previous[1].complete else []
@@ -460,4 +440,5 @@ def apply_verdicts(
         suite.verdicts = verdicts
     report.average_verdicts = average_verdicts(report, baselines, cfg)
     mark_underpowered(report.average_verdicts, cfg.power_margin)
+    apply_robustness(report, previous_of, cfg)  # per axis, the flag and failure reasons: docs/robustness.md
     return report

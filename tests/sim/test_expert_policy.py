@@ -1,5 +1,6 @@
 """builtin:expert in the real simulator: it succeeds at noise 0, fails more with noise, and its episodes do not
-depend on the worker count. A small budget (about 3 min on 2 cores): LIBERO-Spatial, a few states."""
+depend on the worker count. A small budget (about 4 min on 2 cores): LIBERO-Spatial and LIBERO-Object, a few
+states."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from eval_runner.expert_state import MAX_OBSTACLES
 from eval_runner.loop import evaluate
 from eval_runner.policies.factory import load_policy
 from rlinf_bench.contracts import RunResult
@@ -46,6 +48,19 @@ class Recording(RecordingPolicy):
         for i, episode_id in enumerate(obs["episode_id"]):
             self.seen[episode_id].append(np.concatenate([obs["privileged_state"][i], actions[i]]))
         return actions
+
+
+def test_given_no_noise_then_the_expert_puts_grocery_items_in_the_basket(tmp_path: Path, libero_cache: Path) -> None:
+    # the soup can must be carried over the basket's rim; the cream cheese is grasped off its middle, since a
+    # centred hand would come down on the tomato sauce beside it
+    policy = Recording(load_policy("builtin:expert", None))
+    run = make_run(suite="libero_object", policy="builtin:expert", task_ids=[0, 1], trials=1, max_steps=280)
+    result = evaluate(run, out_path=tmp_path / "object.json", policy=policy, settings=settings(libero_cache))
+    assert result.successes == 2, [(t.task_id, [e.steps for e in t.episodes]) for t in result.tasks]
+    first = policy.seen["t0-s0-a0"][0]
+    basket_top, inside, obstacles = first[11], first[12], first[13]
+    assert inside == 1.0 and basket_top > 0.13  # an In goal: the basket's rim, not its region's middle
+    assert obstacles == 6 <= MAX_OBSTACLES  # the scene's other five groceries and the basket
 
 
 def test_given_noise_when_run_with_one_or_two_workers_then_trajectories_are_identical(

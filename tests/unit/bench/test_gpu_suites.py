@@ -65,7 +65,7 @@ def test_per_checkpoint_sums_three_runs_and_names_missing_suites_and_mixed_cards
 
 def test_early_ending_counts_failures_at_the_horizon() -> None:
     levels = gpu_suites.early_ending()["levels"]
-    expert = json.loads(gpu_suites.EXPERT.read_text())["levels"][0]
+    expert = json.loads(gpu_suites.EXPERT.read_text())["suites"]["libero_spatial"]["levels"][0]
     steps = sum(
         t["successes"] * t["mean_steps_success"] + (t["episodes"] - t["successes"]) * expert["max_steps"]
         for t in expert["per_task"].values()

@@ -213,3 +213,17 @@ def test_embedded_videos_put_failures_before_successes() -> None:
         {"state": 4, "run_index": 0, "success": True, "video_href": None},
     ]
     assert [p["video_href"] for p in _players(rows)] == ["b.mp4", "a.mp4"]
+
+
+def test_non_ascii_experiments_of_one_step_get_pages_of_their_own(tmp_path: Path) -> None:
+    reports = []
+    for name in ("实验", "训练"):
+        report = two_checkpoints()[1]
+        report.experiment = name
+        report.checkpoint_uri = f"s3://b/{name}/checkpoints/global_step_200/"
+        reports.append(report)
+    slugs = [checkpoint_slug(r) for r in reports]
+    assert len(set(slugs)) == 2 and all(s.isascii() and s.startswith("exp-step_200-") for s in slugs)
+    write_site(reports, tmp_path, baselines=[], title="t")
+    for slug in slugs:
+        assert (tmp_path / f"checkpoints/{slug}/libero_spatial/task_0.html").is_file()

@@ -7,13 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from eval_runner.expert_state import STATE_DIM
 from eval_runner.policies.expert import LABEL, ExpertPolicy, goal_predicates
 from eval_runner.policies.factory import load_policy
 from rlinf_bench.errors import PolicyError
 from rlinf_bench.suites import TaskInfo
 
-# a bowl on the table (its world bounding box) and a plate beside it
-STATE = np.array([-0.12, 0.15, 0.90, -0.01, 0.26, 0.95, -0.02, 0.14, 0.90, 0.12, 0.27, 0.92], dtype=np.float32)
+# a bowl on the table (its world bounding box) and a plate beside it, nothing else around
+STATE = np.zeros(STATE_DIM, dtype=np.float32)
+STATE[:12] = [-0.12, 0.15, 0.90, -0.01, 0.26, 0.95, -0.02, 0.14, 0.90, 0.12, 0.27, 0.92]
 
 
 def _task(tmp_path: Path, goal: str, name: str = "some_task") -> TaskInfo:
@@ -28,6 +30,7 @@ def _obs(episode_ids: list[str]) -> dict[str, object]:
     n = len(episode_ids)
     return {
         "robot0_eef_pos": np.tile(np.array([-0.2, 0.0, 1.17], np.float32), (n, 1)),
+        "robot0_eef_quat": np.tile(np.array([0.7, 0.7, 0.0, 0.0], np.float32), (n, 1)),  # pointing down
         "robot0_gripper_qpos": np.zeros((n, 2), np.float32),
         "privileged_state": np.tile(STATE, (n, 1)),
         "task_description": ["x"] * n,
