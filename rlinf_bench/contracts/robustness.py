@@ -212,7 +212,7 @@ def parse_robustness_text(text: str) -> dict[str, Any]:
         if not part:
             continue
         name, colon, level = part.partition(":")
-        if part.isdigit() and current is not None:
+        if _digits(part) and current is not None:
             axes[current].append(int(part))
             continue
         if name not in {a.value for a in AXES}:
@@ -221,10 +221,15 @@ def parse_robustness_text(text: str) -> dict[str, Any]:
                 f"profiles: {', '.join(PROFILES)}; off turns it off (e.g. camera:1,2,3,light:2)"
             )
         current = name
-        if colon and not level.isdigit():
+        if colon and not _digits(level):
             raise ValueError(f"robustness {text!r}: level {level!r} of {name} is not a number 0-{MAX_LEVEL}")
         axes.setdefault(name, []).extend([int(level)] if colon else list(PROFILES["full"]))
     return {"axes": axes}
+
+
+def _digits(text: str) -> bool:
+    # ASCII digits only: "²" or "٣" pass str.isdigit() and then break int()
+    return text.isascii() and text.isdigit()
 
 
 class FailureReason(StrEnum):

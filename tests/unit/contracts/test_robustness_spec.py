@@ -37,6 +37,7 @@ def test_given_axes_with_and_without_levels_then_they_are_kept_in_the_canonical_
     [
         ("gravity:2", ["'gravity' is no axis", "camera", "quick"]),
         ("camera:x", ["level 'x' of camera"]),
+        ("camera:²", ["level '²' of camera"]),
         ("camera:4", ["less than or equal to 3"]),
         (",", ["names no axis"]),
     ],
