@@ -120,3 +120,12 @@ def test_given_a_request_with_robustness_then_each_shard_plays_its_tasks_perturb
     shards = expand_shards(request)
     tasks = sorted(t for shard in shards for t in shard.run.task_ids)
     assert tasks == list(range(10)) and all(shard.run.robustness == request.robustness for shard in shards)
+
+
+def test_given_automatic_shards_then_a_run_with_perturbed_episodes_gets_more_of_them() -> None:
+    from rlinf_bench.sharding import shard_count
+
+    selection = SuiteSelection(name="libero_10")
+    plain = EvalRequest(checkpoint=CHECKPOINT, suites=[selection], shards="auto", workers=8)
+    full = plain.model_copy(update={"robustness": RobustnessSpec.model_validate("full")})
+    assert shard_count(full, selection) > shard_count(plain, selection) >= 1
