@@ -13,7 +13,9 @@ entry points"). bench/ imports the evaluator through this module only; import-li
   :func:`limit_torch_threads`, :func:`pin_process`).
 - A LIBERO task as a worker steps it: :func:`configure_libero` (before LIBERO is imported),
   :func:`limit_threads` (a worker's thread caps), :class:`LiberoEnv`, and the reference RNG chain its
-  ``start_episode`` takes (:class:`RngStart`, :func:`seeded_state`).
+  ``start_episode`` takes (:class:`RngStart`, :func:`seeded_state`); why its episode failed, as the worker
+  records it: :class:`LiberoFailureTracker` (``start`` with ``env.raw_env.env``, ``observe`` after each step,
+  ``cause`` at the end: a :class:`FailureCause`).
 - A rollout worker process on its own, to measure its start-up (bench/worker_start.py):
   :class:`WorkerConfig` with LIBERO's scenes (:class:`LiberoScenes`), :class:`WorkerHandle`, :class:`EpisodeTask`,
   :func:`worker_main`, :func:`close_all`.
@@ -26,7 +28,9 @@ from collections.abc import Sequence
 
 from eval_runner.demo_checkpoint import write_demo_checkpoint
 from eval_runner.env import LiberoEnv
+from eval_runner.envs.libero_failures import LiberoFailureTracker
 from eval_runner.envs.libero_scene import LiberoScenes
+from eval_runner.failure_reasons import FailureCause
 from eval_runner.libero_setup import configure_libero
 from eval_runner.loop import evaluate
 from eval_runner.policies.base import ACTION_DIM, ObservationSpec, Policy
@@ -43,7 +47,9 @@ __all__ = [
     "ACTION_DIM",
     "EpisodeTask",
     "EvalSettings",
+    "FailureCause",
     "LiberoEnv",
+    "LiberoFailureTracker",
     "LiberoScenes",
     "ObservationSpec",
     "Policy",

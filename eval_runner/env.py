@@ -37,13 +37,17 @@ class LiberoEnv:
 
     def __init__(self, task: TaskInfo, obs_spec: ObservationSpec, *, horizon: int, video: bool = False) -> None:
         try:
-            from libero.libero.envs.env_wrapper import ControlEnv
+            # LIBERO-plus's and LIBERO-PRO's variants are built by their own forks of LIBERO's scene classes.
+            wrapper = importlib.import_module(f"{task.package}.{task.package}.envs.env_wrapper")
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise SimulatorError(f"cannot import LIBERO ({exc}); run pip install 'rlinf-bench[libero]'") from exc
+        ControlEnv = wrapper.ControlEnv
         self.task = task
         self.obs_spec = obs_spec
         cameras = list(obs_spec.cameras)
-        if video and VIDEO_CAMERA not in cameras:
+        # LIBERO-plus's sensor noise blurs the third-person image at every step, which it expects rendered.
+        blurred = task.package == "liberoplus" and "_noise_" in task.name
+        if (video or blurred) and VIDEO_CAMERA not in cameras:
             cameras.append(VIDEO_CAMERA)
         self.cameras = tuple(cameras)
         render = bool(cameras)

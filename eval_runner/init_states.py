@@ -48,7 +48,15 @@ class _NumpyOnlyUnpickler(pickle.Unpickler):
 
 
 def load_init_states(path: Path) -> np.ndarray:
-    """The ``[n_states, state_dim]`` array of initial states in a LIBERO ``.pruned_init`` file."""
+    """The ``[n_states, state_dim]`` array of initial states in a LIBERO ``.pruned_init`` file.
+
+    A file holding one flat state (LIBERO-plus's objects-layout variants) is one state, as LIBERO-plus reads it.
+    """
+    states = _load_states(path)
+    return states.reshape(1, -1) if states.ndim == 1 else states
+
+
+def _load_states(path: Path) -> np.ndarray:
     try:
         with zipfile.ZipFile(path) as archive:
             pickles = [n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl"]

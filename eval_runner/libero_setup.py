@@ -52,12 +52,13 @@ def default_cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "rlinf-bench"
 
 
-def find_libero_package() -> Path:
-    """The ``libero/libero`` folder of the installed LIBERO build, found without importing it."""
-    spec = importlib.util.find_spec("libero")
+def find_libero_package(package: str = "libero") -> Path:
+    """The ``<package>/<package>`` folder of the installed LIBERO build (``libero``; LIBERO-plus's ``liberoplus``,
+    LIBERO-PRO's ``liberopro``), found without importing it."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise SimulatorError(f"the LIBERO simulator package (rlinf-libero) is not installed; run {INSTALL_HINT}")
-    pkg = Path(next(iter(spec.submodule_search_locations))) / "libero"
+        raise SimulatorError(f"the LIBERO simulator package (rlinf-{package}) is not installed; run {INSTALL_HINT}")
+    pkg = Path(next(iter(spec.submodule_search_locations))) / package
     if not (pkg / "benchmark").is_dir():
         raise SimulatorError(
             f"{pkg} is not a LIBERO installation (no benchmark/ folder); reinstall with {INSTALL_HINT}"
@@ -183,13 +184,25 @@ def silence_import_notices() -> None:
             sys.modules[name] = module
 
 
-def configure_libero(cache_dir: Path | None = None, *, needs_renderer: bool = True) -> LiberoPaths:
-    """Do everything LIBERO needs before its first import; idempotent and cheap on repeat calls."""
+def configure_libero(
+    cache_dir: Path | None = None, *, needs_renderer: bool = True, package: str = "libero"
+) -> LiberoPaths:
+    """Do everything LIBERO needs before its first import; idempotent and cheap on repeat calls.
+
+    ``package``: the LIBERO distribution the process builds scenes with (``liberoplus``, ``liberopro``: the
+    published robustness suites'). Each reads ``LIBERO_CONFIG_PATH`` the same way, so it gets a config of its
+    own; the LIBERO assets are linked into it as into LIBERO.
+    """
     silence_import_notices()
-    package_dir = find_libero_package()
+    package_dir = find_libero_package(package)
     assets_src = find_assets_source()
+    if package == "liberoplus":
+        from eval_runner.envs.published_assets import liberoplus_assets_source, stand_in_for_missing_imagemagick
+
+        assets_src = liberoplus_assets_source()
+        stand_in_for_missing_imagemagick()
     ensure_assets_link(package_dir, assets_src)
-    config_dir = (cache_dir or default_cache_dir()) / "libero"
+    config_dir = (cache_dir or default_cache_dir()) / package
     write_libero_config(config_dir, package_dir, assets_src)
     os.environ["LIBERO_CONFIG_PATH"] = str(config_dir)
     rendering = configure_rendering(needs_renderer=needs_renderer)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eval_runner.batching import BatchPolicy, CallResult, OccupancyWindow, PolicyCaller, SteppingClock
+from eval_runner.failure_reasons import FailureCause, episode_failure
 from eval_runner.policies.base import ACTION_DIM, Policy
 from eval_runner.policies.checks import check_actions
 from eval_runner.progress import Progress
@@ -250,7 +251,7 @@ class Rollout:
         self._steady.step(w.index, float(info.get("sim_s", 0.0)), steps)
         if info.get("done") or w.steps >= self._step_limit(w.episode.task_id):
             self._steady.end(w.index, time.perf_counter())
-            self._finish(w, success=bool(info.get("done")))
+            self._finish(w, success=bool(info.get("done")), failure=info.get("failure"))
             self._assign(w)  # right away, not after the next policy call
         else:
             self._obs[w.index] = (obs, time.perf_counter())
@@ -311,11 +312,14 @@ class Rollout:
         for (w, ep), action in zip(done.tag, actions, strict=True):
             if w.episode is not ep or w.pending != "policy":
                 continue  # its worker crashed and was restarted while the policy ran
+            limit = self._step_limit(ep.task_id)
             if action.ndim == 2:  # an action chunk: executed open loop by the worker, cut at the step limit
-                action = action[: self._step_limit(ep.task_id) - w.steps]
+                action = action[: limit - w.steps]
                 c.chunk_steps += len(action)
+            # the episode's last steps: the worker sends back why it failed, if it does
+            last = w.steps + (len(action) if action.ndim == 2 else 1) >= limit
             try:
-                w.send(("step", action))
+                w.send(("step", action, last))
                 w.pending = "step"
             except WorkerDied as exc:
                 self._crashed(w, str(exc))
@@ -350,11 +354,14 @@ class Rollout:
         self._assign(w)
         return True
 
-    def _finish(self, w: WorkerHandle, *, success: bool, error: str | None = None) -> None:
+    def _finish(
+        self, w: WorkerHandle, *, success: bool, error: str | None = None, failure: FailureCause | None = None
+    ) -> None:
         ep = w.episode
         if ep is None:
             raise SimulatorError(f"worker {w.index} finished an episode it was not running (runner bug)")
-        video = self.videos.finish(w, ep, success) if self.videos is not None and ep.record_video else None
+        reason, detail = episode_failure(success, error, failure, w.steps)
+        video = self.videos.finish(w, ep, success, reason) if self.videos is not None and ep.record_video else None
         result = EpisodeResult(
             init_state=ep.init_state,
             seed=ep.seed if w.episode_seed is None else w.episode_seed,
@@ -365,16 +372,19 @@ class Rollout:
             video=video,
             error=error,
             perturbation=self._perturbation(w, ep),
+            failure_reason=reason,
+            failure_detail=detail,
         )
         self.builder.add(ep.task_id, result)
         self.builder.counters.last_finish_at = time.perf_counter()
         w.episode = None
         log.info(
-            "episode done task=%d init_state=%d%s success=%s steps=%d wall_s=%.1f retries=%d",
+            "episode done task=%d init_state=%d%s success=%s%s steps=%d wall_s=%.1f retries=%d",
             ep.task_id,
             ep.init_state,
             f" perturbation={ep.perturbation.tag}" if ep.perturbation else "",
             success,
+            f" ({reason.value})" if reason is not None else "",
             w.steps,
             result.wall_s,
             ep.attempt,

@@ -1,6 +1,7 @@
 """The rollout's videos: which episodes record, which keep their MP4, where it goes (locally or to S3).
 
-The choice is :class:`eval_runner.video_selection.VideoSelector`'s (up to N per task, failures first).
+The choice is :class:`eval_runner.video_selection.VideoSelector`'s (up to N per task, failures first, one per
+failure reason).
 A recorded episode's frames stay in its worker until the episode ends; only a kept one is encoded and
 written (next to the RunResult, ``<run>.videos/``), and a video displaced by a later failure is deleted
 and its episode's ``video`` field cleared.
@@ -35,15 +36,16 @@ class RolloutVideos:
         for task_id, episodes in builder.episodes.items():  # a resumed run's videos stay as they are
             for e in episodes:
                 if e.video:
-                    self.selector.seed(task_id, e.init_state, e.success)
+                    self.selector.seed(task_id, e.init_state, e.success, e.failure_reason)
 
     def plan(self, ep: EpisodeTask) -> EpisodeTask:
         """``ep`` marked to record when its video could still be kept."""
         return replace(ep, record_video=self.selector.wants(ep.task_id))
 
-    def finish(self, w: WorkerHandle, ep: EpisodeTask, success: bool) -> str | None:
-        """The video of the recorded episode ``ep`` that just ended on ``w`` if it is kept (written now)."""
-        decision = self.selector.offer(ep.task_id, ep.init_state, success)
+    def finish(self, w: WorkerHandle, ep: EpisodeTask, success: bool, reason: str | None = None) -> str | None:
+        """The video of the recorded episode ``ep`` that just ended on ``w`` (``reason``: why it failed) if it is
+        kept (written now)."""
+        decision = self.selector.offer(ep.task_id, ep.init_state, success, reason)
         if not decision.keep:
             return None
         video = self._save(w, ep)

@@ -70,7 +70,7 @@ def estimate_run(run: EvalRun, *, cores: int | None = None) -> RunEstimate | Non
         suite = get_suite(run.suite)
     except Exception:  # an unknown suite is refused by the run's own checks, with its did-you-mean
         return None
-    if suite.simulator != "libero":
+    if suite.benchmark.trials != "initial_states":  # a seeded benchmark (RoboTwin): no rate measured here
         return None
     protocol = resolve_protocol(run)
     tasks = len(run.task_ids) if run.task_ids else suite.n_tasks

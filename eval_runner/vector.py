@@ -12,8 +12,10 @@ to the parent over a pipe with small messages:
   (:class:`~eval_runner.envs.kinds.EpisodeStart`).
 - ``("load", task_id)`` -> ``("loaded", None, info)``: build the task's scene now (kept when it is already
   built), so that a worker waiting for its episode's start state is ready when the state is known.
-- ``("step", actions)`` -> ``("obs", obs, info)``: one action or a ``[K, dim]`` chunk executed open
+- ``("step", actions, last)`` -> ``("obs", obs, info)``: one action or a ``[K, dim]`` chunk executed open
   loop (stopping at success); ``info["done"]`` = the env's own success check, ``info["steps"]`` = steps taken.
+  ``last``: the chunk ends at the episode's step limit; if it ends without success, ``info["failure"]`` is the
+  scene's :class:`~eval_runner.failure_reasons.FailureCause` (None for a kind without a tracker).
 - ``("video", path)`` -> ``("ok", path)``: write the frames of the episode that just ended.
 - ``("close",)``: close the scene and exit.
 
@@ -131,7 +133,7 @@ class _WorkerState:  # pragma: no cover - runs in the child
         if kind == "load":
             return ("loaded", None, {"setup_s": self.load(msg[1], video=False)})
         if kind == "step":
-            return self.step(msg[1])
+            return self.step(msg[1], last=len(msg) > 2 and bool(msg[2]))
         if kind == "video":
             return ("ok", self.save_video(Path(msg[1])))
         raise errors.SimulatorError(f"worker got unknown message {kind!r}")
@@ -173,8 +175,9 @@ class _WorkerState:  # pragma: no cover - runs in the child
             info["refused"] = start.refused
         return ("obs", start.observation, info)
 
-    def step(self, actions: Any) -> tuple[Any, ...]:
-        """Execute ``actions`` (one action or a ``[K, dim]`` chunk) until the last or the env's success.
+    def step(self, actions: Any, *, last: bool = False) -> tuple[Any, ...]:
+        """Execute ``actions`` (one action or a ``[K, dim]`` chunk) until the last or the env's success; ``last``:
+        the episode ends with them, so a failure's cause goes back with the reply.
 
         Only the observation sent back is rendered (every step when recording a video): inside a chunk
         the policy reads no images, and rendering cameras costs more than the physics of a step.
@@ -192,15 +195,18 @@ class _WorkerState:  # pragma: no cover - runs in the child
             if self.config.fault is not None:
                 self.config.fault.on_step(ep.task_id, ep.init_state, self.steps)
             # an observation without images needs no render: only a recorded episode renders (its video frames)
-            last = i == len(chunk) - 1 and scene.observation_needs_render
-            obs, done = scene.step(action, render=ep.record_video or last)
+            returned = i == len(chunk) - 1 and scene.observation_needs_render
+            obs, done = scene.step(action, render=ep.record_video or returned)
             self.steps += 1
             taken += 1
             if ep.record_video:
                 self.frames.append(scene.video_frame())
             if done:
                 break
-        return ("obs", obs, {"done": done, "steps": taken, "sim_s": time.perf_counter() - t0})
+        info: dict[str, Any] = {"done": done, "steps": taken, "sim_s": time.perf_counter() - t0}
+        if last and not done:
+            info["failure"] = scene.failure()
+        return ("obs", obs, info)
 
     def save_video(self, path: Path) -> str:
         from eval_runner.video import write_video

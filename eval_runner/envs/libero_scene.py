@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,16 +19,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eval_runner.envs.kinds import EpisodeStart
+from eval_runner.envs.libero_failures import LiberoFailureTracker
 from eval_runner.policies.base import ObservationSpec
 from eval_runner.scheduler import EpisodeTask
 
 if TYPE_CHECKING:
     from eval_runner.env import LiberoEnv
+    from eval_runner.failure_reasons import FailureCause
 
 __all__ = ["LiberoScene", "LiberoScenes", "freeze_imports"]
 
 
-def freeze_imports() -> None:
+def freeze_imports(package: str = "libero") -> None:
     """Import the simulator, then exempt every object created so far from the cyclic garbage collector.
 
     robosuite's ``MjSim.free()`` runs a full ``gc.collect()`` at every LIBERO reset, i.e. once per episode,
@@ -37,7 +40,7 @@ def freeze_imports() -> None:
     drops is kept (bench/worker_start.py measures what it saves).
     """
     with contextlib.suppress(ImportError):  # the first scene build reports it, with its fix
-        import libero.libero.envs.env_wrapper  # noqa: F401  (robosuite, MuJoCo, numba)
+        importlib.import_module(f"{package}.{package}.envs.env_wrapper")  # robosuite, MuJoCo, numba
     gc.collect()
     gc.freeze()
 
@@ -52,6 +55,7 @@ class LiberoScenes:
     settle_gripper: float = -1.0  # gripper of the settle action (the run's protocol)
     cache_dir: Path | None = None
     scene_hook: str | None = None  # TEST-ONLY 'module:function' called with the LiberoEnv after settling
+    package: str = "libero"  # the LIBERO distribution whose scene classes build its tasks (TaskInfo.package)
 
     def setup_worker(self) -> None:  # pragma: no cover - runs in the child
         """LIBERO's config and rendering, then the simulator's import, frozen out of the cyclic GC."""
@@ -61,8 +65,8 @@ class LiberoScenes:
             # The parent already mapped the GPU to its EGL index. robosuite insists that this index also
             # appear in CUDA_VISIBLE_DEVICES; workers use no CUDA, so hide it rather than fight the check.
             os.environ.pop("CUDA_VISIBLE_DEVICES", None)
-        configure_libero(self.cache_dir, needs_renderer=bool(self.obs_spec.cameras))
-        freeze_imports()
+        configure_libero(self.cache_dir, needs_renderer=bool(self.obs_spec.cameras), package=self.package)
+        freeze_imports(self.package)
 
     def make(self, task_id: int, *, video: bool) -> LiberoScene:  # pragma: no cover - runs in the child
         return LiberoScene(self, task_id, video=video)
@@ -86,6 +90,7 @@ class LiberoScene:  # pragma: no cover - runs in the child
         self.records_video = VIDEO_CAMERA in self.env.cameras
         # a policy without cameras reads proprioception only, which a step gives without rendering
         self.observation_needs_render = bool(scenes.obs_spec.cameras)
+        self.failures = LiberoFailureTracker()  # why an episode failed, from the goal and the MuJoCo state
 
     def start_episode(self, episode: EpisodeTask, settle_steps: int) -> EpisodeStart:
         if episode.perturbation is not None:  # robustness: the twin's start with one axis applied
@@ -97,6 +102,7 @@ class LiberoScene:  # pragma: no cover - runs in the child
         if self.hook is not None:
             self.hook(self.env)
             obs = self.env.refresh_observation()
+        self.failures.start(self.env.raw_env.env)
         return EpisodeStart(observation=obs, next_start=self.env.rng_after_reset)
 
     def _start_perturbed(self, episode: EpisodeTask, settle_steps: int) -> EpisodeStart:
@@ -105,6 +111,7 @@ class LiberoScene:  # pragma: no cover - runs in the child
         if self.hook is not None:
             self.hook(self.env)
             obs = self.perturbations.observation(self.env.refresh_observation())
+        self.failures.start(self.env.raw_env.env)
         return EpisodeStart(
             observation=obs,
             next_start=self.env.rng_after_reset,
@@ -114,8 +121,12 @@ class LiberoScene:  # pragma: no cover - runs in the child
         )
 
     def step(self, action: np.ndarray, *, render: bool) -> tuple[dict[str, Any], bool]:
-        obs, done = self.env.step(action, render=render)
-        return (self.perturbations.observation(obs) if render else obs), done
+        obs, success = self.env.step(action, render=render)
+        self.failures.observe(success)
+        return (self.perturbations.observation(obs) if render else obs), success
+
+    def failure(self) -> FailureCause:
+        return self.failures.cause()
 
     def video_frame(self) -> np.ndarray | None:
         return self.env.video_frame()

@@ -216,6 +216,11 @@ class RoboTwinScene:
             self.last_obs = self.env.get_obs()
         return {"observation": self.last_obs}, bool(self.env.eval_success)
 
+    def failure(self) -> None:
+        """No failure tracker: a RoboTwin task's success is its own ``check_success()``, with no goal predicates to
+        follow here, so a failed episode is recorded as ``timeout`` (or ``error`` on a simulator error)."""
+        return None
+
     def video_frame(self) -> Any:
         camera = self.last_obs.get("observation", {}).get(VIDEO_CAMERA, {})
         return camera.get("rgb")

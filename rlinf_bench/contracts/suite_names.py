@@ -15,8 +15,36 @@ __all__ = ["DEFAULT_SUITES", "SUITE_ALIASES", "canonical_suite_name", "suite_spe
 #: The suites of every eval matrix by default: the paper's "Reference Results" suites.
 DEFAULT_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 
+#: LIBERO-plus's and LIBERO-PRO's suites as people write them: "LIBERO-plus Spatial", "libero_pro_goal_lan".
+_PUBLISHED_BASES = {"spatial": "spatial", "object": "object", "goal": "goal", "10": "10", "long": "10"}
+_PRO_KINDS = {
+    "object": "object",
+    "position": "position",
+    "swap": "position",
+    "language": "language",
+    "lan": "language",
+    "semantic": "language",
+    "task": "task",
+    "environment": "environment",
+    "env": "environment",
+}
+_PUBLISHED_ALIASES: dict[str, str] = {
+    **{
+        f"{prefix}_{base}": f"liberoplus_{short}"
+        for prefix in ("libero_plus", "libero+", "liberoplus")
+        for base, short in _PUBLISHED_BASES.items()
+    },
+    **{
+        f"{prefix}_{base}_{kind}": f"liberopro_{short}_{canonical}"
+        for prefix in ("libero_pro", "liberopro")
+        for base, short in _PUBLISHED_BASES.items()
+        for kind, canonical in _PRO_KINDS.items()
+    },
+}
+
 #: Spellings (after :func:`suite_spelling`) that are not the id itself -> the id.
 SUITE_ALIASES: dict[str, str] = {
+    **{alias: suite for alias, suite in _PUBLISHED_ALIASES.items() if alias != suite},
     "libero_long": "libero_10",
     "robotwin_long+xl": "robotwin_long_xl",
     "robotwin_long_+_xl": "robotwin_long_xl",

@@ -151,9 +151,10 @@ def validation_checklist(
     ran = {
         b.key: _suites_ran(b.checklist_item, [s for s in suites if benchmark_of(s.suite) == b], b.label)
         for b in BENCHMARKS.values()
+        if b.checklist_item
     }
-    required = [ran[b.key] for b in BENCHMARKS.values() if not b.optional]
-    optional = [ran[b.key] for b in BENCHMARKS.values() if b.optional]
+    required = [ran[b.key] for b in BENCHMARKS.values() if b.key in ran and not b.optional]
+    optional = [ran[b.key] for b in BENCHMARKS.values() if b.key in ran and b.optional]
     return [
         *required,
         _range_item("Success rates are in expected range (compare to paper)", latest),

@@ -21,6 +21,7 @@ from typing import Literal
 from rlinf_bench.contracts import EpisodeResult, FailureReason, PerturbationAxis, RunResult
 from rlinf_bench.contracts.robustness_report import CategoryRate, PerturbedOutcome, RobustnessLevel, RobustnessSection
 from rlinf_bench.errors import ResultsMismatchError
+from rlinf_bench.published_suites import category_of as published_category_of
 from rlinf_bench.stats.intervals import clustered_interval, paired_difference
 
 __all__ = [
@@ -60,10 +61,10 @@ def no_published_categories(suite: str, task_id: int) -> str | None:
 def catalogue_categories() -> CategoryOf:
     """The catalogue's published categories of the robustness suites' variants.
 
-    The one place the aggregation learns them: it returns the catalogue's ``category_of`` once the published
-    suites are in the catalogue; until then no suite has categories, and only native axes fill the table.
+    The one place the aggregation learns them: LIBERO-plus's seven and LIBERO-PRO's kinds
+    (:func:`rlinf_bench.published_suites.category_of`); every other suite has none.
     """
-    return no_published_categories
+    return published_category_of
 
 
 def category_order(names: Iterable[str]) -> list[str]:

@@ -39,3 +39,32 @@ def raise_on_second_step(env: LiberoEnv) -> None:
         return original(action)
 
     env.raw_env.step = step
+
+
+def expert_to_the_other_bowl(env: LiberoEnv) -> None:
+    """Send ``builtin:expert`` to the scene's other bowl: its privileged state names akita_black_bowl_2's box in
+    place of the goal's bowl (the target, the plate, stays), so it carries the wrong bowl to the plate."""
+    if "_goal_observation" in env.__dict__:
+        return  # wrapped at an earlier episode of this scene
+    goal_observation = env.__dict__["_goal_observation"] = env.observation
+    scene = env.raw_env.env
+
+    def observation(raw: dict[str, object]) -> dict[str, object]:
+        obs = goal_observation(raw)
+        state = np.array(obs["privileged_state"], copy=True)
+        state[0:6] = _collision_box(scene, "akita_black_bowl_2")
+        obs["privileged_state"] = state
+        return obs
+
+    env.observation = observation  # type: ignore[method-assign]
+
+
+def _collision_box(scene: object, name: str) -> np.ndarray:
+    """World bounding box ``[lo(3), hi(3)]`` of an object's collision geoms, as the expert's state gives it."""
+    model, data = scene.sim.model._model, scene.sim.data._data  # type: ignore[attr-defined]
+    body = scene.obj_body_id[name]  # type: ignore[attr-defined]
+    geoms = [g for g in range(model.ngeom) if model.geom_bodyid[g] == body and model.geom_contype[g] != 0]
+    rot = data.geom_xmat[geoms].reshape(-1, 3, 3)
+    centres = data.geom_xpos[geoms] + np.einsum("nij,nj->ni", rot, model.geom_aabb[geoms, :3])
+    half = np.einsum("nij,nj->ni", np.abs(rot), model.geom_aabb[geoms, 3:])
+    return np.concatenate([(centres - half).min(axis=0), (centres + half).max(axis=0)]).astype(np.float32)

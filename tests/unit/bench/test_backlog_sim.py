@@ -134,21 +134,21 @@ def test_shards_are_whole_tasks_balanced() -> None:
     assert split_tasks(10, 1) == [10]
     assert split_tasks(10, 3) == [4, 3, 3]
     assert split_tasks(10, 20) == [1] * 10
-    # the measured suite-runs (bench/results/gpu_suites.json, slowest of each): 265.0, 300.2, 327.4, 501.7 s
-    assert [s.run_s for s in EvalCost().suites] == [265.0, 300.2, 327.4, 501.7]
+    # the measured suite-runs (bench/results/gpu_suites.json, slowest of each): 265.0, 300.2, 329.5, 501.7 s
+    assert [s.run_s for s in EvalCost().suites] == [265.0, 300.2, 329.5, 501.7]
     # libero_10 (501.7 s, 43 s fixed) in 2 shards of 5 tasks: 45 + 43 + 458.7 / 2 each
     libero_10 = EvalCost().suites[-1]
     assert EvalCost(shards=2).shard_seconds(libero_10) == pytest.approx([317.35, 317.35])
-    # the protocol: 12 suite-runs of (45 + run) seconds, 3 x 1,394.3 = 4,182.9 s of them measured
-    assert EvalCost().gpu_seconds() == pytest.approx(4182.9 + 12 * 45.0)
+    # the protocol: 12 suite-runs of (45 + run) seconds, 3 x 1,396.4 = 4,189.2 s of them measured
+    assert EvalCost().gpu_seconds() == pytest.approx(4189.2 + 12 * 45.0)
 
 
 def test_shards_shorten_the_wall_time_on_an_idle_cluster() -> None:
     # 16 idle GPUs. 1 shard: the verdict is the longest Job, 45 + 501.7 = 546.7 s.
     # 2 shards (88 s of overhead and fixed part each, plus half the stepping): 24 Jobs, the 16 longest start
-    # (6 x 317.35 libero_10, 6 x 230.2 goal, 4 x 216.6 object). At 216.6 the last 2 object shards and 2 spatial
-    # shards (199 s) start: the objects end at 433.2, those spatial ones at 415.6. At 230.2 the other 4 spatial
-    # shards start and end at 429.2. Verdict: 433.2 s.
+    # (6 x 317.35 libero_10, 6 x 231.25 goal, 4 x 216.6 object). At 216.6 the last 2 object shards and 2 spatial
+    # shards (199 s) start: the objects end at 433.2, those spatial ones at 415.6. At 231.25 the other 4 spatial
+    # shards start and end at 430.25. Verdict: 433.2 s.
     rows = {r["shards"]: r for r in idle_cluster(Scenario())}
     assert rows[1]["verdict_s"] == 546.7
     assert rows[2]["verdict_s"] == 433.2
@@ -177,7 +177,7 @@ def test_cli_writes_the_results_and_plots(tmp_path: Path) -> None:
     args = ["--out", str(out), "--plots", str(plots), "--replications", "1", "--runs", "2", "--gpus", "4"]
     assert main([*args, "--hours", "3", "--run-steps", "100"]) == 0
     doc = json.loads(out.read_text())
-    assert doc["measured"]["protocol_gpu_s_without_job_overhead"] == pytest.approx(4182.9)
+    assert doc["measured"]["protocol_gpu_s_without_job_overhead"] == pytest.approx(4189.2)
     assert {r["admission"] for r in doc["rows"]} == {"kueue", "fifo (no Kueue)"}
     assert sorted(p.name for p in plots.iterdir()) == [
         "evaluated_vs_cost.png",

@@ -80,3 +80,16 @@ def test_given_a_missing_or_damaged_file_then_the_error_names_it_and_the_fix(tmp
     damaged.write_bytes(io.BytesIO(b"not a torch file").getvalue())
     with pytest.raises(SimulatorError, match=r"damaged\.pruned_init.*reinstall rlinf-libero"):
         load_init_states(damaged)
+
+
+def test_given_liberoplus_layout_files_holding_one_flat_state_then_each_is_one_state() -> None:
+    from rlinf_bench.published_suites import variants
+
+    layout = [v for v in variants("liberoplus_goal") if v.category == "layout"][:3]
+    suite = get_suite("liberoplus_goal")
+    for variant in layout:
+        path = suite.task(variant.task_id).init_states_file
+        raw = torch.load(path, weights_only=False)
+        states = load_init_states(path)
+        assert raw.ndim == 1 and states.shape == (1, raw.shape[0])
+        assert np.array_equal(states[0], np.asarray(raw))

@@ -14,7 +14,7 @@ from eval_runner.rollout_videos import RolloutVideos
 from eval_runner.run_result import ResultBuilder
 from eval_runner.scheduler import EpisodeTask
 from eval_runner.video import write_video
-from eval_runner.video_selection import VideoSelector
+from eval_runner.video_selection import SEARCH_FACTOR, VideoSelector
 from rlinf_bench.contracts import CheckpointRef, EpisodeResult, EvalRun, Provenance
 from rlinf_bench.errors import ConfigError
 
@@ -59,6 +59,28 @@ def test_failures_are_kept_first_and_displace_successes_up_to_n_per_task() -> No
     assert second.keep and second.displaced == 0
     assert sel.kept(0) == [3, 4] and not sel.wants(0)  # two failures: nothing can improve, stop recording
     assert sel.wants(1) and sel.kept(1) == []  # per task
+
+
+def test_a_failure_with_a_reason_no_kept_video_shows_displaces_one_whose_reason_repeats() -> None:
+    sel = VideoSelector(2)
+    assert sel.offer(0, 0, success=False, reason="dropped").keep
+    assert sel.offer(0, 1, success=False, reason="dropped").keep
+    assert sel.wants(0)  # two videos of one reason: keep recording, looking for another
+    assert not sel.offer(0, 2, success=False, reason="dropped").keep
+    other = sel.offer(0, 3, success=False, reason="grasp_failed")
+    assert other.keep and other.displaced == 1  # the later of the two drops goes
+    assert sel.kept(0) == [0, 3] and not sel.wants(0)  # one video per reason: nothing can improve
+
+
+def test_the_search_for_another_reason_is_bounded() -> None:
+    sel = VideoSelector(1)
+    sel.offer(0, 0, success=False, reason="dropped")
+    assert not sel.wants(0)  # one video, one reason: nothing repeats
+    sel = VideoSelector(2)
+    for state in range(SEARCH_FACTOR * 2):
+        assert sel.wants(0)
+        sel.offer(0, state, success=False, reason="dropped")
+    assert not sel.wants(0)
 
 
 def test_a_resumed_runs_videos_count_and_are_never_displaced() -> None:

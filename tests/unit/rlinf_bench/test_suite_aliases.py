@@ -23,6 +23,14 @@ SPELLINGS = {
     "RoboTwin": "robotwin",
     "robotwin_Extra-Long": "robotwin_extra_long",
     "robotwin_long+xl": "robotwin_long_xl",
+    # The published robustness suites, as their papers and RLinf write them.
+    "LIBERO-plus Spatial": "liberoplus_spatial",
+    "libero_plus_long": "liberoplus_10",
+    "LIBERO-Plus-10": "liberoplus_10",
+    "libero_pro_goal_lan": "liberopro_goal_language",
+    "LIBERO-PRO object swap": "liberopro_object_position",
+    "libero_pro_10_semantic": "liberopro_10_language",
+    "liberopro_spatial_env": "liberopro_spatial_environment",
 }
 
 
