@@ -138,6 +138,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=("fail-run", "fail-episode"),
         help="a simulator exception in a step fails the run (default) or counts as a failed episode, as OpenVLA-OFT",
     )
+    p.add_argument(
+        "--robustness",
+        metavar="AXES",
+        help="also play perturbed episodes, each beside its unperturbed twin (the standard episode of the same "
+        "initial state): quick (all seven axes at level 2, one per perturbed initial state in turn: +10%% episodes), "
+        "full (every axis at levels 1-3 on each perturbed initial state: +210%%), or AXIS[:LEVELS],... with axes "
+        "layout, camera, robot_init, language, light, texture, noise and levels 0-3, e.g. camera:1,2,3,light:2; the "
+        "perturbed initial states are the first tenth of each task's trials; off (default): none "
+        "(docs/robustness.md)",
+    )
     p.add_argument("--max-retries", type=int, metavar="N", default=2, help="re-runs of an episode after worker crashes")
     p.add_argument(
         "--worker-threads", type=int, metavar="N", help="compute threads per worker (default: cores // workers)"
@@ -237,6 +247,7 @@ def build_run(args: argparse.Namespace, *, request: EvalRun | None = None, s3_cl
         "settle_gripper": args.settle_gripper,
         "resolution": args.resolution,
         "on_episode_error": args.on_episode_error,
+        "robustness": args.robustness,
         "output_uri": args.out,
     }
     base.update({k: v for k, v in overrides.items() if v is not None})

@@ -103,6 +103,8 @@ class LiberoEnv:
         rng: RngStart | None = None,
         *,
         settle_gripper: float = -1.0,
+        after_reset: Callable[[], None] | None = None,
+        after_init_state: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
         """Reset from the reference RNG state, load fixed initial state ``init_state``, settle; return the observation.
 
@@ -111,6 +113,10 @@ class LiberoEnv:
         OpenVLA-OFT's loop has before its ``init_state``-th reset after ``env.seed(seed)``; without it,
         from the state right after ``env.seed(seed)``. :attr:`rng_after_reset` is the state the reset left,
         i.e. the one the next initial state's reset starts from.
+
+        A perturbed episode (:mod:`eval_runner.perturbations`) edits the scene at two points: ``after_reset``
+        (the new model, before the initial state is loaded and anything rendered) and ``after_init_state``
+        (the loaded state, before the settle steps). Neither changes the reset or its RNG state.
         """
         start = rng or RngStart(seed=seed, base_index=0, state=seeded_state(seed))
         if start.base_index > init_state:
@@ -125,9 +131,15 @@ class LiberoEnv:
         np.random.set_state(state)
         self._reset_as_reference(init_state)
         self.rng_after_reset = np.random.get_state(legacy=True)  # type: ignore[assignment]
+        if after_reset is not None:
+            after_reset()
         # Only the observation the policy gets is rendered: the last settle step's (a reset rebuilds the sim).
         with self._images_skipped(settle_steps > 0):
             raw = self._env.set_init_state(self.init_states[init_state])
+        if after_init_state is not None:
+            after_init_state()
+            if not settle_steps:  # the state changed after the observation was taken
+                raw = self._env.env._get_observations(force_update=True)
         settle = np.asarray(SETTLE_ACTION, dtype=np.float64)
         settle[-1] = settle_gripper
         for i in range(settle_steps):

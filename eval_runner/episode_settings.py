@@ -45,6 +45,7 @@ def resolve_protocol(run: EvalRun, settings: EvalSettings | None = None) -> RunP
         render_resolution=run.resolution,
         rng_scheme=RNG_SCHEME,
         on_episode_error=run.on_episode_error,
+        robustness=run.robustness,
     )
 
 

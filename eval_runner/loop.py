@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from eval_runner.envs.kinds import EnvKind, EnvOptions, EnvRun, SceneMaker, kind_for_suite
+from eval_runner.perturbations.draw import AxisLevel
 from eval_runner.policies.base import Policy
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
@@ -32,10 +33,11 @@ from eval_runner.run_result import ResultBuilder, provenance_with_policy
 from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerConfig, WorkerHandle, close_all
-from rlinf_bench.contracts import EvalRun, Provenance, RunResult, RunStatus
+from rlinf_bench.contracts import EpisodeResult, EvalRun, Provenance, RunResult, RunStatus
 from rlinf_bench.contracts.layout import result_root, run_result_uri
 from rlinf_bench.errors import ConfigError, PolicyServerUnreachableError, RlinfBenchError
 from rlinf_bench.provenance import collect_provenance, cpu_count
+from rlinf_bench.robustness import perturbed_episodes
 from rlinf_doctor.nvml_gpus import NvmlGpus
 
 log = logging.getLogger(__name__)
@@ -98,11 +100,13 @@ def evaluate(
     with contextlib.ExitStack() as cleanup, _final_state_written(writer, builder, previous):
         policy, scenes = _ready(run, env, kind, builder, writer, previous, policy, settings, s3_client, cleanup)
         progress = Progress(
-            run.trials_per_task * len(builder.tasks),
+            run.trials_per_task * len(builder.tasks)
+            + perturbed_episodes(run.robustness, len(builder.tasks), run.trials_per_task),
             desc=f"{run.suite} run{run.run_index}",
             enabled=settings.progress,
             initial_done=builder.finished,
             initial_successes=builder.successes,
+            initial_uncounted=builder.finished_all - builder.finished,
         )
         cleanup.callback(progress.close)
         _rollout(run, env, scenes, builder, writer, settings, policy, progress, on_episode)
@@ -123,6 +127,11 @@ def _set_up(
     kind: EnvKind, run: EvalRun, options: EnvOptions | None, settings: EvalSettings, builder: ResultBuilder
 ) -> EnvRun:
     """The run's environment; the builder takes its tasks, limits and protocol (a failure has them from here)."""
+    if run.robustness is not None and not kind.perturbable:
+        raise ConfigError(
+            f"robustness: suite {run.suite} runs on {kind.name}, whose scenes have no robustness axes here (LIBERO "
+            "suites have them): run it without --robustness"
+        )
     env = kind.setup(run, options or kind.options(), settings)
     builder.tasks = list(env.tasks)
     builder.max_steps = env.max_steps
@@ -169,6 +178,7 @@ def _identity(run: EvalRun) -> dict[str, Any]:
         "policy": run.policy,
         "trials_per_task": run.trials_per_task,
         "checkpoint": run.checkpoint.uri or None,
+        "robustness": run.robustness,
     }
 
 
@@ -188,6 +198,7 @@ def check_resumable(previous: RunResult, expected: dict[str, Any], out: str) -> 
         "settle_steps": previous.settle_steps,
         "checkpoint": previous.checkpoint.uri if previous.checkpoint else None,
         "tasks": [t.task_id for t in previous.tasks],
+        "robustness": previous.protocol.robustness if previous.protocol else None,
     }
     diff = [f"{k}: file has {found[k]!r}, this run {v!r}" for k, v in expected.items() if found[k] != v]
     if diff:
@@ -199,15 +210,15 @@ def check_resumable(previous: RunResult, expected: dict[str, Any], out: str) -> 
 
 def _preload(builder: ResultBuilder, previous: RunResult) -> None:
     for task in previous.tasks:
-        for episode in task.episodes:
+        for episode in [*task.episodes, *task.perturbed]:
             builder.add(task.task_id, episode)
     builder.provenance.extra["resumed"] = {
-        "episodes": builder.finished,
+        "episodes": builder.finished_all,
         "previous_status": previous.status.value,
         "previous_started_at": previous.timings.started_at,
         "previous_error": previous.error,
     }
-    log.info("resume: %d finished episodes kept from the previous attempt", builder.finished)
+    log.info("resume: %d finished episodes kept from the previous attempt", builder.finished_all)
 
 
 def _load_policy(run: EvalRun, settings: EvalSettings, s3_client: Any, kind: EnvKind) -> Policy:
@@ -238,8 +249,11 @@ def _rollout(
     on_episode: Callable[[RunResult], None] | None,
 ) -> None:
     task_ids = [t.task_id for t in builder.tasks]
-    done = {(task_id, e.init_state) for task_id, eps in builder.episodes.items() for e in eps}
-    plan = [e for e in plan_episodes(run.suite, run.seed, task_ids, run.trials_per_task) if e.key not in done]
+    done = {
+        _key(task_id, e) for kept in (builder.episodes, builder.perturbed) for task_id, eps in kept.items() for e in eps
+    }
+    planned = plan_episodes(run.suite, run.seed, task_ids, run.trials_per_task, run.robustness)
+    plan = [e for e in planned if e.key not in done]
     if not plan:
         return
     n_workers = max(1, min(run.workers, len(plan)))
@@ -285,6 +299,12 @@ def _rollout(
         builder.provenance.extra["workers"] = n_workers
         builder.provenance.extra["worker_restarts"] = builder.counters.worker_restarts
         builder.provenance.extra["throughput"] = builder.counters.throughput()
+
+
+def _key(task_id: int, episode: EpisodeResult) -> tuple[int, int, str]:
+    """A finished episode's :attr:`EpisodeTask.key`."""
+    p = episode.perturbation
+    return (task_id, episode.init_state, AxisLevel(p.axis, p.level).tag if p is not None else "")
 
 
 def _video_dir(writer: ResultWriter, settings: EvalSettings) -> Path:

@@ -16,8 +16,16 @@ class Progress:
     """A tqdm bar over episodes; a no-op when disabled. On a non-terminal (Job logs) it updates rarely."""
 
     def __init__(
-        self, total: int, *, desc: str, enabled: bool = True, initial_done: int = 0, initial_successes: int = 0
+        self,
+        total: int,
+        *,
+        desc: str,
+        enabled: bool = True,
+        initial_done: int = 0,
+        initial_successes: int = 0,
+        initial_uncounted: int = 0,
     ) -> None:
+        """``initial_*``: a resumed run's finished episodes (``uncounted``: perturbed ones, outside the SR)."""
         self.total = total
         self.done = initial_done
         self.successes = initial_successes
@@ -30,7 +38,7 @@ class Progress:
             interactive = sys.stderr.isatty()
             self._bar = tqdm(
                 total=total,
-                initial=initial_done,
+                initial=initial_done + initial_uncounted,
                 desc=desc,
                 unit="ep",
                 file=sys.stderr,
@@ -44,9 +52,11 @@ class Progress:
     def success_rate(self) -> float:
         return self.successes / self.done if self.done else 0.0
 
-    def episode_done(self, success: bool) -> None:
-        self.done += 1
-        self.successes += int(success)
+    def episode_done(self, success: bool, *, counted: bool = True) -> None:
+        """One more episode finished; ``counted=False`` (a perturbed episode) moves the bar but not the SR."""
+        if counted:
+            self.done += 1
+            self.successes += int(success)
         if self._bar is not None:
             self._bar.set_postfix_str(f"SR {self.success_rate:.1%} ({self.successes}/{self.done})", refresh=False)
             self._bar.update(1)

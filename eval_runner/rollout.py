@@ -30,10 +30,10 @@ from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
 from eval_runner.rollout_videos import RolloutVideos
 from eval_runner.run_result import ResultBuilder
-from eval_runner.scheduler import Scheduler
+from eval_runner.scheduler import EpisodeTask, Scheduler
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerDied, WorkerHandle
-from rlinf_bench.contracts import EpisodeResult, RunResult, RunStatus
+from rlinf_bench.contracts import EpisodeResult, Perturbation, RunResult, RunStatus
 from rlinf_bench.errors import PolicyError, RenderingError, RlinfBenchError, SimulatorError, WorkerCrashError
 
 if TYPE_CHECKING:
@@ -129,11 +129,12 @@ class Rollout:
             else:  # queued episodes wait for a reset in flight: not idle, and a scene can be built meanwhile
                 self._prepare_scene(w)
             return
-        if self.videos is not None:
+        if self.videos is not None and ep.perturbation is None:  # videos are the standard episodes'
             ep = self.videos.plan(ep)
         w.episode = ep
         w.episode_seed = None
         w.instruction = None
+        w.perturbation = None
         w.steps = 0
         w.started_at = time.perf_counter()
         try:
@@ -231,8 +232,13 @@ class Rollout:
             w.loaded_task = w.episode.task_id
             w.episode_seed = info.get("seed")
             w.instruction = info.get("instruction")
+            w.perturbation = info.get("perturbation")
             if info.get("notes") and self.env is not None:
                 self.env.record_start(w.episode.task_id, info["notes"], self.builder.provenance.extra)
+            if info.get("refused"):  # a perturbation with no valid draw: recorded, never played
+                self._finish(w, success=False, error=f"perturbation refused: {info['refused']}")
+                self._assign(w)
+                return
             self._new.append(w.episode.episode_id)
             now = time.perf_counter()
             self._obs[w.index] = (obs, now)
@@ -277,7 +283,11 @@ class Rollout:
         rows = [self._obs.pop(i)[0] for i in order]
         workers = [self.workers[i] for i in order]
         episodes = [w.episode for w in workers if w.episode is not None]
-        texts = [w.instruction or self.language[ep.task_id] for w, ep in zip(workers, episodes, strict=True)]
+        # an instruction the scene worded (RoboTwin's, a language perturbation's) wins, even a blank one
+        texts = [
+            self.language[ep.task_id] if w.instruction is None else w.instruction
+            for w, ep in zip(workers, episodes, strict=True)
+        ]
         batch = stack_observations(rows, texts, [ep.episode_id for ep in episodes])
         for w in workers:
             w.pending = "policy"
@@ -361,6 +371,7 @@ class Rollout:
             retries=ep.attempt,
             video=video,
             error=error,
+            perturbation=self._perturbation(w, ep),
             failure_reason=reason,
             failure_detail=detail,
         )
@@ -368,17 +379,18 @@ class Rollout:
         self.builder.counters.last_finish_at = time.perf_counter()
         w.episode = None
         log.info(
-            "episode done task=%d init_state=%d success=%s%s steps=%d wall_s=%.1f retries=%d",
+            "episode done task=%d init_state=%d%s success=%s%s steps=%d wall_s=%.1f retries=%d",
             ep.task_id,
             ep.init_state,
+            f" perturbation={ep.perturbation.tag}" if ep.perturbation else "",
             success,
             f" ({reason.value})" if reason is not None else "",
             w.steps,
             result.wall_s,
             ep.attempt,
         )
-        done = self.builder.finished
-        self.progress.episode_done(success)
+        done = self.builder.finished_all
+        self.progress.episode_done(success, counted=ep.perturbation is None)
         snapshot = self.builder.build(
             RunStatus.INCOMPLETE,
             f"run in progress (or stopped without a final write): {done} of {self.total} episodes finished",
@@ -386,6 +398,14 @@ class Rollout:
         self.writer.write(snapshot)
         if self.on_episode is not None:
             self.on_episode(snapshot)
+
+    def _perturbation(self, w: WorkerHandle, ep: EpisodeTask) -> Perturbation | None:
+        """A perturbed episode's record, as its start reported it (None for a standard episode)."""
+        if ep.perturbation is None:
+            return None
+        if w.perturbation is None:
+            raise SimulatorError(f"the scene of {ep.episode_id} did not report its perturbation (runner bug)")
+        return w.perturbation
 
     def _crashed(self, w: WorkerHandle, reason: str, *, kill: bool = False) -> None:
         """Restart a dead (or hung) worker and re-queue its episode from scratch, within the retry budget."""

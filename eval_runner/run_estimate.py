@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 
 from eval_runner.episode_settings import resolve_protocol
 from rlinf_bench.contracts import EvalRun
+from rlinf_bench.robustness import perturbed_episodes
 from rlinf_bench.suites import get_suite
 
 __all__ = ["LONG_RUN_S", "RunEstimate", "estimate_run", "long_run_notice"]
@@ -41,10 +42,11 @@ class RunEstimate:
     workers: int
     steps_per_s: float
     camera: bool
+    perturbed: int = 0  # perturbed episodes (robustness) beside the standard ones
 
     @property
     def episodes(self) -> int:
-        return self.tasks * self.trials
+        return self.tasks * self.trials + self.perturbed
 
     @property
     def steps(self) -> int:
@@ -82,6 +84,7 @@ def estimate_run(run: EvalRun, *, cores: int | None = None) -> RunEstimate | Non
         workers=workers,
         steps_per_s=STEPS_PER_S_CAMERA if camera else STEPS_PER_S_PHYSICS,
         camera=camera,
+        perturbed=perturbed_episodes(run.robustness, tasks, run.trials_per_task),
     )
 
 
@@ -105,6 +108,7 @@ def long_run_notice(run: EvalRun, *, cores: int | None = None) -> str | None:
                 "task_ids": SHORT_RUN["tasks"],
                 "trials_per_task": SHORT_RUN["trials"],
                 "max_steps": SHORT_RUN["max_steps"],
+                "robustness": None,
             }
         ),
         cores=cores,
@@ -113,7 +117,9 @@ def long_run_notice(run: EvalRun, *, cores: int | None = None) -> str | None:
         "one 128 px camera" if est.camera else "no camera"
     )
     lines = [
-        f"evaluate: a long run: {est.episodes} episodes ({est.tasks} tasks x {est.trials} trials) of up to "
+        f"evaluate: a long run: {est.episodes} episodes ({est.tasks} tasks x {est.trials} trials"
+        + (f", + {est.perturbed} perturbed" if est.perturbed else "")
+        + f") of up to "
         f"{est.steps_per_episode} steps = {est.steps:,} simulator steps, about {_minutes(est.seconds)} with "
         f"{est.workers} worker(s) ({rate}; a slow policy adds its own time, early successes save some)",
         f"  a short run first: {SHORT_RUN_FLAGS}"

@@ -95,16 +95,26 @@ class ResultBuilder:
     provenance: Provenance
     counters: RunCounters = field(default_factory=RunCounters)
     episodes: dict[int, list[EpisodeResult]] = field(default_factory=dict)
+    #: perturbed episodes (TaskResult.perturbed), per task: beside the standard ones, never in their counts
+    perturbed: dict[int, list[EpisodeResult]] = field(default_factory=dict)
     started_at: str = field(default_factory=utc_now)
     _t0: float = field(default_factory=time.perf_counter)
     protocol: RunProtocol | None = None  # profile, settle gripper, resolution, RNG scheme, error policy
 
     def add(self, task_id: int, episode: EpisodeResult) -> None:
-        self.episodes.setdefault(task_id, []).append(episode)
+        """Keep a finished episode: a perturbed one (its ``perturbation`` set) apart from the standard ones."""
+        into = self.episodes if episode.perturbation is None else self.perturbed
+        into.setdefault(task_id, []).append(episode)
 
     @property
     def finished(self) -> int:
+        """Standard episodes finished (those the success rate counts)."""
         return sum(len(v) for v in self.episodes.values())
+
+    @property
+    def finished_all(self) -> int:
+        """Every finished episode, perturbed ones included (the run's progress)."""
+        return self.finished + sum(len(v) for v in self.perturbed.values())
 
     @property
     def successes(self) -> int:
@@ -115,7 +125,12 @@ class ResultBuilder:
         c = self.counters
         task_results = [
             TaskResult.from_episodes(
-                t.task_id, t.name, self.run.trials_per_task, self.episodes.get(t.task_id, []), t.language
+                t.task_id,
+                t.name,
+                self.run.trials_per_task,
+                self.episodes.get(t.task_id, []),
+                t.language,
+                perturbed=self.perturbed.get(t.task_id, []),
             )
             for t in self.tasks
         ]

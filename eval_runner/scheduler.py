@@ -31,9 +31,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from eval_runner.perturbations.draw import AxisLevel
+
+if TYPE_CHECKING:
+    from rlinf_bench.contracts.robustness import RobustnessSpec
 
 #: Recorded in every RunResult: how episodes were seeded (see the module docstring and docs/evaluation.md).
 RNG_SCHEME = "reference-replay-v2"
@@ -72,32 +77,46 @@ class EpisodeTask:
     attempt: int = 0  # 0 for the first run; +1 per re-run after a worker crash
     record_video: bool = False
     rng: RngStart | None = None  # set by the Scheduler when the episode is handed out
+    #: a perturbed episode's axis and level (its twin: the standard episode of the same initial state); None:
+    #: a standard episode
+    perturbation: AxisLevel | None = None
 
     @property
-    def key(self) -> tuple[int, int]:
-        return (self.task_id, self.init_state)
+    def key(self) -> tuple[int, int, str]:
+        """(task, initial state, perturbation tag or ""): one per episode of a run."""
+        return (self.task_id, self.init_state, self.perturbation.tag if self.perturbation else "")
 
     @property
     def episode_id(self) -> str:
-        """Stable id of this attempt, given to the policy so it can keep per-episode state."""
-        return f"t{self.task_id}-s{self.init_state}-a{self.attempt}"
+        """Stable id of this attempt, given to the policy so it can keep per-episode state
+        (``t0-s3-a0``; a perturbed episode's names its axis and level, ``t0-s3-camera2-a0``)."""
+        tag = f"-{self.perturbation.tag}" if self.perturbation else ""
+        return f"t{self.task_id}-s{self.init_state}{tag}-a{self.attempt}"
 
     def retry(self) -> EpisodeTask:
         return replace(self, attempt=self.attempt + 1)
 
 
-def plan_episodes(suite: str, run_seed: int, task_ids: list[int], trials: int) -> list[EpisodeTask]:
+def plan_episodes(
+    suite: str, run_seed: int, task_ids: list[int], trials: int, robustness: RobustnessSpec | None = None
+) -> list[EpisodeTask]:
     """All episodes of a run in canonical order (task, then initial state); which record a video is decided
     as each starts (:mod:`eval_runner.rollout_videos`).
 
     Every episode's env is seeded with the run seed: which reset of the reference loop it replays is
-    its initial state index (``suite`` is kept for the call signature's stability).
+    its initial state index (``suite`` is kept for the call signature's stability). With ``robustness``,
+    each task's perturbed episodes follow its standard ones (:meth:`RobustnessSpec.task_plan`), each from
+    the same reset as its twin.
     """
     del suite
     out: list[EpisodeTask] = []
     for task_id in task_ids:
         for i in range(trials):
             out.append(EpisodeTask(task_id=task_id, init_state=i, seed=run_seed))
+        if robustness is None:
+            continue
+        for i, axis, level in robustness.task_plan(task_id, trials):
+            out.append(EpisodeTask(task_id, i, run_seed, perturbation=AxisLevel(axis, level)))
     return out
 
 
@@ -117,8 +136,8 @@ class Scheduler:
         self._first_state = first_state
         # (task, seed) -> {reset index: the chain's state before that reset}
         self._states: dict[tuple[int, int], dict[int, Any]] = {key: dict(chain) for key, chain in (known or {}).items()}
-        # episodes handed out whose reset has not been reported yet: (task, seed, init_state)
-        self._resetting: set[tuple[int, int, int]] = set()
+        # episodes handed out whose reset has not been reported yet: (task, seed, init_state, perturbation tag)
+        self._resetting: set[tuple[int, int, int, str]] = set()
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -150,7 +169,7 @@ class Scheduler:
             pick = same[0] if same else 0
         ep = self._queue[pick]
         del self._queue[pick]
-        self._resetting.add((ep.task_id, ep.seed, ep.init_state))
+        self._resetting.add(_in_flight(ep))
         return self._with_rng(ep)
 
     def waiting(self) -> bool:
@@ -167,7 +186,7 @@ class Scheduler:
         workers already holding its scene (``held``: task -> count), so waiting workers spread over the
         tasks instead of queueing on one task's chain.
         """
-        resetting = {task for task, _, _ in self._resetting}
+        resetting = {task for task, _, _, _ in self._resetting}
         candidates = dict.fromkeys(ep.task_id for ep in self._queue if ep.task_id in resetting)  # queue order
         return min(candidates, key=lambda t: held.get(t, 0)) if candidates else None
 
@@ -177,12 +196,15 @@ class Scheduler:
 
     def requeue_front(self, episode: EpisodeTask) -> None:
         """Put a crashed episode back so the next free worker re-runs it first."""
-        self._resetting.discard((episode.task_id, episode.seed, episode.init_state))
+        self._resetting.discard(_in_flight(episode))
         self._queue.appendleft(episode)
 
     def record_reset(self, episode: EpisodeTask, state_after: Any) -> None:
-        """Note the RNG state the reset of ``episode`` left: the state before the next initial state's reset."""
-        self._resetting.discard((episode.task_id, episode.seed, episode.init_state))
+        """Note the RNG state the reset of ``episode`` left: the state before the next initial state's reset.
+
+        A perturbed episode's reset is its twin's (perturbations apply after it and draw from their own
+        generator), so it reports the same state."""
+        self._resetting.discard(_in_flight(episode))
         if state_after is None:
             return
         self._chain(episode).setdefault(episode.init_state + 1, state_after)
@@ -195,7 +217,7 @@ class Scheduler:
         return chain
 
     def _resetting_task(self, task_id: int) -> bool:
-        return any(t == task_id for t, _, _ in self._resetting)
+        return any(t == task_id for t, _, _, _ in self._resetting)
 
     def _known(self, ep: EpisodeTask) -> bool:
         return ep.init_state in self._chain(ep)
@@ -204,3 +226,7 @@ class Scheduler:
         chain = self._chain(ep)
         base = max(i for i in chain if i <= ep.init_state)
         return replace(ep, rng=RngStart(seed=ep.seed, base_index=base, state=chain[base]))
+
+
+def _in_flight(ep: EpisodeTask) -> tuple[int, int, int, str]:
+    return (ep.task_id, ep.seed, ep.init_state, ep.key[2])

@@ -7,8 +7,9 @@ to the parent over a pipe with small messages:
 - ``("start", EpisodeTask, settle_steps)`` -> ``("obs", obs, info)``: build the task's scene (reused
   when it is already built), reset to the episode's initial state as the kind seeds it, settle.
   ``info["rng_after_reset"]`` is where the next initial state's reset starts (the scheduler's chain);
-  ``info`` also carries the episode's own env ``seed`` and ``instruction`` and the kind's ``notes`` when
-  the scene gives them (:class:`~eval_runner.envs.kinds.EpisodeStart`).
+  ``info`` also carries the episode's own env ``seed`` and ``instruction``, the kind's ``notes``, and a
+  perturbed episode's ``perturbation`` record (or why it was ``refused``) when the scene gives them
+  (:class:`~eval_runner.envs.kinds.EpisodeStart`).
 - ``("load", task_id)`` -> ``("loaded", None, info)``: build the task's scene now (kept when it is already
   built), so that a worker waiting for its episode's start state is ready when the state is known.
 - ``("step", actions, last)`` -> ``("obs", obs, info)``: one action or a ``[K, dim]`` chunk executed open
@@ -41,6 +42,7 @@ import numpy as np
 from eval_runner.scheduler import EpisodeTask
 from eval_runner.testing import FaultInjection
 from rlinf_bench import errors
+from rlinf_bench.contracts import Perturbation
 
 if TYPE_CHECKING:
     from eval_runner.envs.kinds import Scene, SceneMaker
@@ -167,6 +169,10 @@ class _WorkerState:  # pragma: no cover - runs in the child
             info["instruction"] = start.instruction
         if start.notes:
             info["notes"] = start.notes
+        if start.perturbation is not None:
+            info["perturbation"] = start.perturbation
+        if start.refused is not None:
+            info["refused"] = start.refused
         return ("obs", start.observation, info)
 
     def step(self, actions: Any, *, last: bool = False) -> tuple[Any, ...]:
@@ -245,6 +251,7 @@ class WorkerHandle:
         self.loaded_task: int | None = None
         self.episode_seed: int | None = None  # the env seed its episode runs with, when the scene chose it
         self.instruction: str | None = None  # its episode's own instruction, when the scene worded one
+        self.perturbation: Perturbation | None = None  # its perturbed episode's record, from the start
         self.restarts = 0
         self.render_failures = 0  # EGL/OpenGL failures; survives restarts (one restart is allowed)
         if start:

@@ -17,6 +17,7 @@ from rlinf_bench.contracts.workflow import JobFields, PlanInput, PlanResult, Sha
 from rlinf_bench.errors import InvalidRequestError
 from rlinf_bench.reporting.message_limits import SFN_STATE_OUTPUT_MAX_BYTES, utf8_len
 from rlinf_bench.request_checks import image_for_probe, image_for_suite, validate_request
+from rlinf_bench.robustness import matrix_budget
 from rlinf_bench.sharding import RunShard, expand_shards
 from rlinf_k8s.dns_names import eval_job_name, probe_job_name
 
@@ -98,6 +99,7 @@ def plan(inp: PlanInput, settings: PipelineSettings) -> PlanResult:
         eval_items=eval_items(request, root, base),
         probe_items=probe_items,
         max_concurrency=request.workflow.max_concurrency,
+        budget=matrix_budget(request).line(),
     )
     _check_fits(result)
     return result

@@ -19,6 +19,7 @@ from rlinf_bench.suites import Benchmark, SuiteSpec, get_suite, resolve_task_ids
 __all__ = [
     "JOB_SET_PROBE_ARGS",
     "check_probe",
+    "check_robustness",
     "check_run",
     "check_suite",
     "image_for_probe",
@@ -60,6 +61,20 @@ def check_suite(name: str, tasks: list[int] | None, trials_per_task: int, *, whe
 def check_run(run: EvalRun) -> SuiteSpec:
     """One eval run (what one Job executes) against its suite."""
     return check_suite(run.suite, run.task_ids, run.trials_per_task, where=f"suites[{run.suite}]")
+
+
+#: The simulators whose scenes the native robustness axes perturb.
+PERTURBABLE_SIMULATORS = ("libero",)
+
+
+def check_robustness(spec: SuiteSpec, robustness: bool, *, where: str) -> None:
+    """Refuse robustness on a suite whose simulator has no native axes (RoboTwin), naming the fix."""
+    if robustness and spec.simulator not in PERTURBABLE_SIMULATORS:
+        raise InvalidRequestError(
+            f"robustness: suite {spec.name} ({where}) runs on {spec.simulator}, whose scenes have no robustness axes "
+            f"here (only {', '.join(PERTURBABLE_SIMULATORS)} suites do): evaluate it in a request without "
+            "robustness, or drop robustness"
+        )
 
 
 def check_probe(probe: ProbeSpec, *, where: str) -> None:
@@ -149,7 +164,8 @@ def validate_request(request: EvalRequest, *, workflow: bool = False) -> None:
     if workflow:
         _check_workflow(request)
     for i, suite in enumerate(request.suites):
-        check_suite(suite.name, suite.tasks, request.trials_per_task, where=f"suites[{i}]")
+        spec = check_suite(suite.name, suite.tasks, request.trials_per_task, where=f"suites[{i}]")
+        check_robustness(spec, request.robustness is not None, where=f"suites[{i}]")
     _check_seeds(request)
     _check_images(request)
     names = [p.name for p in request.probes]

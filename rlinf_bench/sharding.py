@@ -9,6 +9,9 @@ its task's own chain of reference RNG states from that seed (``eval_runner.sched
 keyed by (task, seed), and an episode's identity is (task, initial state, seed)). Nothing in it depends
 on which other tasks run in the same process, so any partition of whole tasks gives the same episodes.
 
+A run with robustness plays each task's perturbed episodes beside its standard ones, in the same Job (a
+perturbed episode's twin is its task's standard episode of the same initial state): they weigh on the task.
+
 Balancing is greedy longest-processing-time (LPT): tasks sorted by weight (horizon x trials, worst case
 to the horizon), heaviest first, ties by task id, each given to the shard with the least weight so far
 (ties: the lowest shard index). LPT is within 4/3 of the best makespan; for LIBERO, whose tasks of a
@@ -23,6 +26,7 @@ from typing import Literal
 
 from rlinf_bench.contracts.layout import run_result_uri, shard_result_uri
 from rlinf_bench.contracts.request import DEFAULT_SHARD_TARGET_S, EvalRequest, EvalRun, SuiteSelection
+from rlinf_bench.contracts.robustness import RobustnessSpec
 from rlinf_bench.errors import ConfigError
 from rlinf_bench.suites import SuiteSpec, get_suite, resolve_task_ids
 
@@ -66,10 +70,12 @@ def _task_horizon(spec: SuiteSpec, selection: SuiteSelection, task_id: int) -> i
     return steps + spec.settle_steps
 
 
-def task_weights(selection: SuiteSelection, trials: int) -> dict[int, int]:
-    """Task id -> worst-case env steps of that task in one run (horizon incl. settle steps x trials)."""
+def task_weights(selection: SuiteSelection, trials: int, robustness: RobustnessSpec | None = None) -> dict[int, int]:
+    """Task id -> worst-case env steps of that task in one run (horizon incl. settle steps x its episodes: the
+    trials, and the perturbed episodes ``robustness`` adds, which run in the same Job as their twins)."""
     spec = get_suite(selection.name)
-    return {t: _task_horizon(spec, selection, t) * trials for t in resolve_task_ids(spec, selection.tasks)}
+    episodes = trials + (robustness.episodes_per_task(trials) if robustness is not None else 0)
+    return {t: _task_horizon(spec, selection, t) * episodes for t in resolve_task_ids(spec, selection.tasks)}
 
 
 def balance(weights: dict[int, int], shards: int) -> list[list[int]]:
@@ -109,7 +115,7 @@ def _count(request: EvalRequest, weights: dict[int, int]) -> int:
 
 def shard_count(request: EvalRequest, selection: SuiteSelection) -> int:
     """How many shards each run of ``selection`` gets under the request's ``shards`` setting."""
-    return _count(request, task_weights(selection, request.trials_per_task))
+    return _count(request, task_weights(selection, request.trials_per_task, request.robustness))
 
 
 def _split(run: EvalRun, groups: list[list[int]], root: str) -> list[RunShard]:
@@ -144,7 +150,7 @@ def expand_shards(request: EvalRequest, root: str | None = None) -> list[RunShar
     for selection in request.suites:
         if selection.name in groups:
             continue  # a suite listed twice runs its first listing (as EvalRequest.expand names runs by suite)
-        weights = task_weights(selection, request.trials_per_task)
+        weights = task_weights(selection, request.trials_per_task, request.robustness)
         count = _count(request, weights)
         groups[selection.name] = balance(weights, count) if count > 1 else [sorted(weights)]
     return [s for run in request.expand(root) for s in _split(run, groups[run.suite], root)]

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eval_runner.run_result import EvalTask
 from eval_runner.scheduler import EpisodeTask
-from rlinf_bench.contracts import EvalRun, Provenance, RunResult
+from rlinf_bench.contracts import EvalRun, Perturbation, Provenance, RunResult
 from rlinf_bench.errors import ConfigError, UnknownSuiteError
 from rlinf_bench.protocols import RunProtocol
 from rlinf_bench.registry import unknown_name
@@ -101,6 +101,10 @@ class EpisodeStart:
     instruction: str | None = None
     #: what the kind records about this start (RoboTwin: the seeds its walk skipped), see EnvRun.record_start
     notes: dict[str, Any] = field(default_factory=dict)
+    #: a perturbed episode's record (axis, level, magnitude, what was drawn): EpisodeResult.perturbation
+    perturbation: Perturbation | None = None
+    #: why a perturbed episode is not played (no physically valid layout within the redraws); None: played
+    refused: str | None = None
 
 
 class Scene(Protocol):
@@ -208,6 +212,8 @@ class EnvKind(ABC):
     #: the ``dest`` of each command-line option of the kind (fields of :attr:`options`); another kind's
     #: suite refuses them when given
     flags: ClassVar[tuple[str, ...]] = ()
+    #: whether its scenes play perturbed episodes (``EvalRun.robustness``: eval_runner.perturbations)
+    perturbable: ClassVar[bool] = False
 
     def add_arguments(self, group: argparse._ArgumentGroup) -> None:  # noqa: B027 - optional hook
         """Add the kind's own options (each defaulting to None) to a parser's argument group."""

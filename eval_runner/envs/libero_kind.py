@@ -105,6 +105,7 @@ class LiberoKind(EnvKind):
     name = "libero"
     title = "LIBERO suites"
     spaces = SPACES
+    perturbable = True
 
     def list_tasks(self, suite: str) -> str:
         """The ``--list-tasks`` table: id, max steps, task name and the instruction the policy receives."""

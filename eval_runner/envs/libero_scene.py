@@ -77,6 +77,7 @@ class LiberoScene:  # pragma: no cover - runs in the child
 
     def __init__(self, scenes: LiberoScenes, task_id: int, *, video: bool) -> None:
         from eval_runner.env import VIDEO_CAMERA, LiberoEnv, load_hook
+        from eval_runner.perturbations.libero import ScenePerturbations
         from rlinf_bench.suites import get_suite
 
         self.settle_gripper = scenes.settle_gripper
@@ -84,6 +85,7 @@ class LiberoScene:  # pragma: no cover - runs in the child
             get_suite(scenes.suite).task(task_id), scenes.obs_spec, horizon=scenes.horizon, video=video
         )
         self.hook = load_hook(scenes.scene_hook) if scenes.scene_hook else None
+        self.perturbations = ScenePerturbations(scenes.suite, self.env.task)
         self.setup_s = float(self.env.setup_s)
         self.records_video = VIDEO_CAMERA in self.env.cameras
         # a policy without cameras reads proprioception only, which a step gives without rendering
@@ -91,6 +93,9 @@ class LiberoScene:  # pragma: no cover - runs in the child
         self.failures = LiberoFailureTracker()  # why an episode failed, from the goal and the MuJoCo state
 
     def start_episode(self, episode: EpisodeTask, settle_steps: int) -> EpisodeStart:
+        if episode.perturbation is not None:  # robustness: the twin's start with one axis applied
+            return self._start_perturbed(episode, settle_steps)
+        self.perturbations.noise = None
         obs = self.env.start_episode(
             episode.init_state, episode.seed, settle_steps, episode.rng, settle_gripper=self.settle_gripper
         )
@@ -100,10 +105,25 @@ class LiberoScene:  # pragma: no cover - runs in the child
         self.failures.start(self.env.raw_env.env)
         return EpisodeStart(observation=obs, next_start=self.env.rng_after_reset)
 
+    def _start_perturbed(self, episode: EpisodeTask, settle_steps: int) -> EpisodeStart:
+        start = self.perturbations.start(self.env, episode, settle_steps, self.settle_gripper)
+        obs = start.observation
+        if self.hook is not None:
+            self.hook(self.env)
+            obs = self.perturbations.observation(self.env.refresh_observation())
+        self.failures.start(self.env.raw_env.env)
+        return EpisodeStart(
+            observation=obs,
+            next_start=self.env.rng_after_reset,
+            instruction=start.instruction,
+            perturbation=start.record,
+            refused=start.refused,
+        )
+
     def step(self, action: np.ndarray, *, render: bool) -> tuple[dict[str, Any], bool]:
         obs, success = self.env.step(action, render=render)
         self.failures.observe(success)
-        return obs, success
+        return (self.perturbations.observation(obs) if render else obs), success
 
     def failure(self) -> FailureCause:
         return self.failures.cause()

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlinf_bench.contracts.robustness import RobustnessSpec
 from rlinf_bench.errors import ConfigError
 
 __all__ = [
@@ -74,6 +75,9 @@ class RunProtocol(BaseModel):
     decoding: str = Field(default=GREEDY, description="What the policy says about its decoding")
     rng_scheme: str = Field(default="", description="How episodes were seeded (docs/evaluation.md)")
     on_episode_error: EpisodeErrorPolicy = "fail-run"
+    robustness: RobustnessSpec | None = Field(
+        default=None, description="The perturbed episodes the run played beside its standard ones; None: none"
+    )
 
 
 class BaselineProtocol(BaseModel):

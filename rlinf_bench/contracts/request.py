@@ -26,6 +26,7 @@ from rlinf_bench.contracts.limits import (
 from rlinf_bench.contracts.origin import RequestOrigin
 from rlinf_bench.contracts.probes import OPT_IN_PROBES, PROBE_REQUIRED_ARGS, ProbeName
 from rlinf_bench.contracts.protocol_profiles import DEFAULT_PROTOCOL
+from rlinf_bench.contracts.robustness import RobustnessSetting
 from rlinf_bench.contracts.suite_names import DEFAULT_SUITES, canonical_suite_name
 from rlinf_bench.contracts.versioned import Contract
 
@@ -249,6 +250,10 @@ class EvalRun(Contract):
     on_episode_error: Literal["fail-run", "fail-episode"] = Field(
         default="fail-run", description="A simulator exception fails the run, or only its episode (as OpenVLA-OFT)"
     )
+    robustness: RobustnessSetting = Field(
+        default=None,
+        description="Perturbed episodes played beside the standard ones (docs/robustness.md); None: none",
+    )
 
     @field_validator("request_id")
     @classmethod
@@ -355,6 +360,14 @@ class EvalMatrix(BaseModel):
         description="Baseline names: published (e.g. libero/openvla-oft-rlinf), previous, best",
     )
     output_prefix: Uri = Field(default="", description="Where RunResults and reports are written")
+    robustness: RobustnessSetting = Field(
+        default=None,
+        description="Perturbed episodes beside every run's standard ones, each with its unperturbed twin: quick "
+        "(all seven axes at level 2, one per perturbed initial state in turn: +10% episodes), full (levels 1-3 of "
+        "every axis on each perturbed initial state: +210%), AXIS[:LEVELS],... (e.g. camera:1,2,3,light:2) or the "
+        "object {profile|axes, states}; the perturbed initial states are the first tenth of each task's trials; off "
+        "(default) plays none (docs/robustness.md)",
+    )
     adaptive: bool = Field(
         default=False,
         description="Adaptive budget (docs/statistics.md): evaluate in rounds, stop once the verdicts are decided, "
@@ -424,8 +437,9 @@ class EvalMatrix(BaseModel):
         # same matrix with other videos or shards is the same one (and keeps the digest it had before shards).
         for name in _LAYOUT_ONLY_FIELDS:
             matrix.pop(name, None)
-        if not matrix.get("adaptive"):
-            matrix.pop("adaptive", None)  # the fixed protocol keeps the digests it had before the option existed
+        for name in ("adaptive", "robustness"):
+            if not matrix.get(name):
+                matrix.pop(name, None)  # a matrix without the option keeps the digest it had before it existed
         canonical = json.dumps(matrix, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:8]
 
@@ -476,6 +490,7 @@ class EvalRequest(Contract, EvalMatrix):
                         output_uri=output,
                         protocol=self.protocol,
                         on_episode_error=self.on_episode_error,
+                        robustness=self.robustness,
                     )
                 )
         return out

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 from rlinf_bench.contracts.checkpoint import CheckpointRef
 from rlinf_bench.contracts.limits import Message, Name, SettingText, Uri
 from rlinf_bench.contracts.protocol_profiles import RunProtocol
-from rlinf_bench.contracts.robustness import FailureDetail, FailureReason, Perturbation
+from rlinf_bench.contracts.robustness import AXES, FailureDetail, FailureReason, Perturbation
 from rlinf_bench.contracts.versioned import Contract
 
 if TYPE_CHECKING:
@@ -108,8 +108,15 @@ class TaskResult(BaseModel):
 
     @classmethod
     def from_episodes(
-        cls, task_id: int, task_name: str, trials: int, episodes: list[EpisodeResult], language: str = ""
+        cls,
+        task_id: int,
+        task_name: str,
+        trials: int,
+        episodes: list[EpisodeResult],
+        language: str = "",
+        perturbed: Sequence[EpisodeResult] = (),
     ) -> TaskResult:
+        """The task's result from its finished episodes (any order); ``perturbed``: its perturbed episodes."""
         eps = sorted(episodes, key=lambda e: e.init_state)
         succ = sum(e.success for e in eps)
         return cls(
@@ -120,7 +127,14 @@ class TaskResult(BaseModel):
             successes=succ,
             success_rate=(succ / len(eps)) if eps else 0.0,
             episodes=eps,
+            perturbed=sorted(perturbed, key=_perturbed_order),
         )
+
+
+def _perturbed_order(e: EpisodeResult) -> tuple[int, int, int]:
+    # initial state, then LIBERO-plus's order of axes, then level: the plan's order, whatever the finishing order
+    p = e.perturbation
+    return (e.init_state, AXES.index(p.axis), p.level) if p is not None else (e.init_state, -1, -1)
 
 
 class Provenance(BaseModel):

@@ -118,6 +118,9 @@ class PlanResult(Contract):
     eval_items: list[WorkItem]
     probe_items: list[WorkItem]
     max_concurrency: int = Field(ge=0)
+    budget: str = Field(
+        default="", description="What the eval items play: standard and perturbed episodes over all runs"
+    )
 
 
 class SubmitInput(_Doc):

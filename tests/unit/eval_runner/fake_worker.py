@@ -31,6 +31,7 @@ class FakeOptions:
     # until ``all_started`` workers have marked it, so every worker holds an episode at once.
     started_dir: Path | None = None
     all_started: int = 0
+    refuse_layout: bool = False  # a layout perturbation finds no valid draw (its start says why)
 
 
 def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) -> None:
@@ -58,7 +59,13 @@ def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) ->
                 if options.started_dir is not None and first_episode:
                     (options.started_dir / str(os.getpid())).touch()
                 x = np.random.default_rng([episode.seed, episode.init_state]).normal(size=2).astype(np.float32)
-                conn.send(("obs", {"x": x.copy()}, {"done": False, "setup_s": 0.0, "sim_s": 0.0}))
+                conn.send(
+                    (
+                        "obs",
+                        {"x": x.copy()},
+                        {"done": False, "setup_s": 0.0, "sim_s": 0.0, **_perturbed(episode, options)},
+                    )
+                )
             elif msg[0] == "step":
                 assert episode is not None
                 if options.straggler == episode.init_state and steps == 0 and options.release is not None:
@@ -82,3 +89,17 @@ def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) ->
         return
     finally:
         conn.close()
+
+
+def _perturbed(episode: EpisodeTask, options: FakeOptions) -> dict[str, object]:
+    """A perturbed episode's start info, as a scene reports it: its record, and why it is refused if it is."""
+    from rlinf_bench.contracts import PerturbationAxis
+    from rlinf_bench.robustness import perturbation_record
+
+    axis = episode.perturbation
+    if axis is None:
+        return {}
+    info: dict[str, object] = {"perturbation": perturbation_record(axis.axis, axis.level, {"drawn": 1.0})}
+    if options.refuse_layout and axis.axis == PerturbationAxis.LAYOUT:
+        info["refused"] = "no physically valid layout in 8 draws"
+    return info

@@ -193,3 +193,19 @@ def test_given_a_batch_window_that_is_not_a_finite_number_of_milliseconds_then_t
         _args("--batch-window-ms", window)
     assert exit_info.value.code == 2
     assert f"--batch-window-ms: {window}: give a finite number of milliseconds, 0 or more" in capsys.readouterr().err
+
+
+def test_given_robustness_on_the_command_line_then_the_run_plays_it_and_a_bad_axis_names_the_choices(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run = build_run(_args("--suite", "libero_spatial", "--robustness", "camera:1,3,noise"))
+    assert run.robustness is not None and run.robustness.text() == "camera:1,3,noise:1,2,3"
+    assert build_run(_args("--suite", "libero_spatial")).robustness is None  # off by default
+    # a request's robustness is kept unless the flag says otherwise; "off" turns it off
+    request = _request().model_copy(update={"robustness": run.robustness})
+    assert build_run(_args(), request=request).robustness == run.robustness
+    assert build_run(_args("--robustness", "off"), request=request).robustness is None
+
+    assert main(["--suite", "libero_spatial", "--robustness", "gravity:2", "--out", "/tmp/never.json"]) == 2
+    err = capsys.readouterr().err
+    assert "'gravity' is no axis or profile" in err and "camera" in err and "quick" in err

@@ -21,7 +21,7 @@ def _same_state(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
 def test_given_tasks_and_trials_then_every_pair_is_planned_once_with_the_run_seed() -> None:
     plan = plan_episodes("libero_goal", 7, [2, 5], 3)
 
-    assert [e.key for e in plan] == [(2, 0), (2, 1), (2, 2), (5, 0), (5, 1), (5, 2)]
+    assert [e.key for e in plan] == [(2, 0, ""), (2, 1, ""), (2, 2, ""), (5, 0, ""), (5, 1, ""), (5, 2, "")]
     assert all(e.seed == 7 for e in plan)  # env.seed(7) once per task, as the reference loop
     assert not any(e.record_video for e in plan)  # decided as each starts (rollout_videos)
     assert all(e.attempt == 0 and e.rng is None for e in plan)
@@ -37,13 +37,13 @@ def test_given_one_worker_then_it_runs_a_task_in_order_each_reset_starting_where
     sched = Scheduler(plan_episodes("s", 0, [0], 3))
 
     first = sched.next_for(None)
-    assert first is not None and first.key == (0, 0)
+    assert first is not None and first.key == (0, 0, "")
     assert first.rng is not None and first.rng.base_index == 0 and _same_state(first.rng.state, seeded_state(0))
     after_first = _state_after_draws(0, 58)  # what the reset of episode 0 leaves
     sched.record_reset(first, after_first)
 
     second = sched.next_for(0)
-    assert second is not None and second.key == (0, 1)
+    assert second is not None and second.key == (0, 1, "")
     assert second.rng is not None and second.rng.base_index == 1 and _same_state(second.rng.state, after_first)
 
 
@@ -54,7 +54,7 @@ def test_given_two_idle_workers_then_the_second_takes_a_task_whose_state_is_know
     b = sched.next_for(None)  # (0, 1) needs the reset of (0, 0) first: (1, 0) starts from a known state
 
     assert a is not None and b is not None
-    assert (a.key, b.key) == ((0, 0), (1, 0))
+    assert (a.key, b.key) == ((0, 0, ""), (1, 0, ""))
     assert b.rng is not None and b.rng.base_index == 0
 
 
@@ -67,7 +67,7 @@ def test_given_an_unknown_state_whose_reset_is_in_flight_then_the_worker_waits_i
     sched.record_reset(first, _state_after_draws(0, 10))
     second = sched.next_for(0)
 
-    assert second is not None and second.key == (0, 1)
+    assert second is not None and second.key == (0, 1, "")
     assert second.rng is not None and second.rng.base_index == 1  # no reset to replay
 
 
@@ -87,7 +87,7 @@ def test_given_a_reset_that_crashed_then_the_waiting_workers_are_not_stuck() -> 
     sched.requeue_front(first.retry())  # its worker died during the reset
 
     again = sched.next_for(0)
-    assert again is not None and again.key == (0, 0) and again.attempt == 1
+    assert again is not None and again.key == (0, 0, "") and again.attempt == 1
 
 
 def test_given_fifteen_workers_on_one_task_then_no_reset_is_replayed_and_every_episode_runs() -> None:
@@ -109,7 +109,7 @@ def test_given_fifteen_workers_on_one_task_then_no_reset_is_replayed_and_every_e
             idle.append(w)
 
     assert replayed == 0
-    assert sorted(started) == [(0, i) for i in range(30)]
+    assert sorted(started) == [(0, i, "") for i in range(30)]
 
 
 def test_given_a_loaded_task_then_its_known_episodes_come_before_the_queue_head() -> None:
@@ -118,11 +118,11 @@ def test_given_a_loaded_task_then_its_known_episodes_come_before_the_queue_head(
     assert e00 is not None
     sched.record_reset(e00, _state_after_draws(0, 10))
     e10 = sched.next_for(1)
-    assert e10 is not None and e10.key == (1, 0)
+    assert e10 is not None and e10.key == (1, 0, "")
     sched.record_reset(e10, _state_after_draws(0, 20))
 
-    assert sched.next_for(1).key == (1, 1)  # type: ignore[union-attr]
-    assert sched.next_for(1).key == (0, 1)  # type: ignore[union-attr]  # task 1 exhausted: take what is left
+    assert sched.next_for(1).key == (1, 1, "")  # type: ignore[union-attr]
+    assert sched.next_for(1).key == (0, 1, "")  # type: ignore[union-attr]  # task 1 exhausted: take what is left
     assert sched.next_for(0) is None and len(sched) == 0
 
 
@@ -165,7 +165,7 @@ def test_given_workers_left_waiting_then_each_is_pointed_at_the_task_with_a_rese
 ):
     sched = Scheduler(plan_episodes("s", 0, [0, 1, 2], 3))
     started = [sched.next_for(None) for _ in range(3)]  # state 0 of every task: three resets in flight
-    assert [e.key for e in started if e is not None] == [(0, 0), (1, 0), (2, 0)]
+    assert [e.key for e in started if e is not None] == [(0, 0, ""), (1, 0, ""), (2, 0, "")]
     assert sched.next_for(None) is None and sched.waiting()  # the rest wait for those resets
 
     assert sched.task_to_prepare({}) == 0  # queue order first

@@ -92,6 +92,15 @@ def test_given_kubernetes_settings_in_the_config_then_every_started_request_carr
     assert request.workers == 4
 
 
+def test_given_robustness_in_the_config_then_every_request_plays_it_and_bad_axes_are_refused_at_load() -> None:
+    request = parse_config_text("robustness: quick\n", source="cfg.yaml").request_for(REF)
+    assert request.robustness is not None and request.robustness.profile == "quick"
+    assert all(run.robustness == request.robustness for run in request.expand())
+    assert load_intake_config("").request_for(REF).robustness is None  # off by default
+    with pytest.raises(ConfigError, match="'gravity' is no axis"):
+        parse_config_text("robustness: gravity:2\n", source="cfg.yaml")
+
+
 def test_every_field_that_says_what_to_run_is_configurable_in_the_intake() -> None:
     from rlinf_bench.contracts.request import EVAL_MATRIX_FIELDS
 

@@ -144,3 +144,17 @@ def test_a_probe_given_its_required_arguments_is_planned(probe: ProbeSpec) -> No
 def test_the_built_in_default_request_passes_plan() -> None:
     out = plan(PlanInput(request=EvalRequest(checkpoint=CKPT)), SETTINGS)
     assert [i.probe.name for i in out.probe_items if i.probe] == ["gpu", "nccl"]
+
+
+def test_given_robustness_then_the_plan_states_its_budget_and_refuses_it_on_a_suite_without_axes() -> None:
+    req = request(robustness="quick", probes=[])
+    out = plan(PlanInput(request=req, execution=execution_name(req)), SETTINGS)
+
+    assert all(i.run is not None and i.run.robustness == req.robustness for i in out.eval_items)
+    # libero_spatial's 10 tasks and libero_goal's 2, 50 trials, 3 runs: 1,800 standard; quick adds a tenth
+    assert out.budget == "robustness quick: +180 perturbed episodes beside 1,800 standard ones (+10%)"
+    assert plan(PlanInput(request=request(), execution="e"), SETTINGS).budget.startswith("robustness off")
+
+    robotwin = request(robustness="camera:1", suites=[SuiteSelection(name="robotwin_short")], probes=[])
+    with pytest.raises(InvalidRequestError, match=r"robotwin_short .* no robustness axes"):
+        plan(PlanInput(request=robotwin, execution=execution_name(robotwin)), SETTINGS)

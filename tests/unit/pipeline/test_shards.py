@@ -11,6 +11,7 @@ from rlinf_aws.state_aggregate import aggregate
 from rlinf_aws.state_plan import eval_items, plan
 from rlinf_bench.contracts import CheckpointRef, CheckpointReport, EvalRequest, RunResult, RunStatus, SuiteSelection
 from rlinf_bench.contracts.layout import run_result_uri
+from rlinf_bench.contracts.robustness import RobustnessSpec
 from rlinf_bench.contracts.workflow import AggregateInput, OutcomeStatus, PlanInput, RunOutcome
 from rlinf_bench.document_store import Storage
 from rlinf_bench.sharding import auto_shard_count, balance, expand_shards, task_weights
@@ -53,9 +54,9 @@ def test_each_suites_task_weights_are_computed_once_for_all_its_runs(monkeypatch
     weighed: list[str] = []
     real = sharding.task_weights
 
-    def counting(selection: SuiteSelection, trials: int) -> dict[int, int]:
+    def counting(selection: SuiteSelection, trials: int, robustness: RobustnessSpec | None = None) -> dict[int, int]:
         weighed.append(selection.name)
-        return real(selection, trials)
+        return real(selection, trials, robustness)
 
     monkeypatch.setattr(sharding, "task_weights", counting)
     request = EvalRequest(checkpoint=CKPT, suites=["libero_10", "libero_goal"], baselines=[], probes=[], shards=2)

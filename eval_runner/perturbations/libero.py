@@ -1,0 +1,222 @@
+"""A LIBERO scene's perturbed episodes: each axis applied at its point of the episode's start, in the worker.
+
+:class:`ScenePerturbations` is what :class:`eval_runner.envs.libero_scene.LiberoScene` calls for an episode
+with a perturbation. The start is the control twin's (the same reset from the same RNG state, the same
+initial state, the same settle steps), with one axis applied:
+
+- camera, light, texture: after the reset, before the initial state is loaded (model edits, :mod:`.visual`);
+- robot_init, layout: after the initial state is loaded, before the settle steps (:mod:`.physical`); a layout
+  that is not physically valid is redrawn, at most :data:`MAX_DRAWS` times, then refused;
+- language: the instruction the start hands the policy (:mod:`.language`);
+- noise: every image the policy gets from then on (:mod:`.images`).
+
+Level 0 applies nothing: the start is the twin's, bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from eval_runner.perturbations.draw import AxisLevel, episode_generator
+from eval_runner.perturbations.images import ImageNoise
+from eval_runner.perturbations.language import rewrite
+from eval_runner.perturbations.physical import layout_groups, offset_robot_joints, place_layout, settled
+from eval_runner.perturbations.visual import move_cameras, relight, retexture, texture_library
+from rlinf_bench.contracts import Perturbation, PerturbationAxis
+from rlinf_bench.robustness import AXIS_SCALES, perturbation_record
+
+if TYPE_CHECKING:
+    from eval_runner.env import LiberoEnv
+    from eval_runner.scheduler import EpisodeTask
+    from rlinf_bench.suites import TaskInfo
+
+__all__ = ["MAX_DRAWS", "PerturbedStart", "ScenePerturbations"]
+
+#: Layout draws tried per episode (interpenetrating or unsettled ones are redrawn) before it is refused.
+MAX_DRAWS = 8
+#: Blur of the noise axis: Gaussian sigma in pixels per level at 256 px (scaled with the image's width).
+BLUR_PX_PER_LEVEL = 0.5
+BLUR_AT_PX = 256
+
+Start = Callable[..., dict[str, Any]]
+Params = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PerturbedStart:
+    """A perturbed episode's start: the policy's first observation and what the episode records."""
+
+    observation: dict[str, Any]
+    record: Perturbation
+    instruction: str | None = None  # the instruction the policy reads (language); None: the task's
+    refused: str | None = None  # why the episode is not played (no valid layout); None: it is
+
+
+class ScenePerturbations:
+    """One LIBERO scene's perturbations (see the module docstring); holds the running episode's image noise."""
+
+    def __init__(self, suite: str, task: TaskInfo) -> None:
+        self.suite = suite
+        self.task = task
+        self.noise: ImageNoise | None = None
+
+    def start(self, env: LiberoEnv, episode: EpisodeTask, settle_steps: int, settle_gripper: float) -> PerturbedStart:
+        """Start ``episode`` (which has a perturbation) on ``env`` with its axis applied."""
+        axis = episode.perturbation
+        if axis is None:
+            raise ValueError(f"{episode.episode_id} has no perturbation (runner bug)")
+        self.noise = None
+
+        def start(**hooks: Callable[[], None]) -> dict[str, Any]:
+            return env.start_episode(
+                episode.init_state, episode.seed, settle_steps, episode.rng, settle_gripper=settle_gripper, **hooks
+            )
+
+        if axis.level == 0:
+            return PerturbedStart(start(), perturbation_record(axis.axis, 0))
+        rng = episode_generator(episode.seed, self.suite, episode.task_id, episode.init_state, axis)
+        magnitude = AXIS_SCALES[axis.axis].magnitude(axis.level)
+        apply = _AXES[axis.axis]
+        return apply(self, env, start, rng, magnitude, axis)
+
+    def observation(self, obs: dict[str, Any]) -> dict[str, Any]:
+        """The running episode's observation as its policy gets it (noised images under the noise axis)."""
+        return obs if self.noise is None else self.noise(obs)
+
+    # -- one method per axis: (env, start, rng, magnitude, axis) -> PerturbedStart ---------------------------
+    def _camera(
+        self, env: LiberoEnv, start: Start, rng: np.random.Generator, degrees: float, axis: AxisLevel
+    ) -> PerturbedStart:
+        params: Params = {}
+        domain = env.raw_env.env
+
+        def after_reset() -> None:
+            params.update(move_cameras(env.sim.model._model, list(env.cameras), _objects_height(domain), rng, degrees))
+
+        obs = start(after_reset=after_reset)
+        return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+
+    def _light(
+        self, env: LiberoEnv, start: Start, rng: np.random.Generator, stops: float, axis: AxisLevel
+    ) -> PerturbedStart:
+        params: Params = {}
+
+        def after_reset() -> None:
+            params.update(relight(env.sim.model._model, rng, stops))
+
+        obs = start(after_reset=after_reset)
+        return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+
+    def _texture(
+        self, env: LiberoEnv, start: Start, rng: np.random.Generator, surfaces: float, axis: AxisLevel
+    ) -> PerturbedStart:
+        from eval_runner.libero_setup import find_libero_package
+
+        params: Params = {}
+        library = texture_library(str(find_libero_package() / "assets" / "textures"))
+
+        def after_reset() -> None:
+            context = env.sim._render_context_offscreen
+            params.update(retexture(env.sim.model._model, context, library, rng, int(surfaces)))
+
+        obs = start(after_reset=after_reset)
+        return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+
+    def _robot_init(
+        self, env: LiberoEnv, start: Start, rng: np.random.Generator, bound: float, axis: AxisLevel
+    ) -> PerturbedStart:
+        params: Params = {}
+
+        def after_init_state() -> None:
+            params.update(offset_robot_joints(env.raw_env.env, rng, bound))
+
+        obs = start(after_init_state=after_init_state)
+        return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+
+    def _language(
+        self, env: LiberoEnv, start: Start, rng: np.random.Generator, _: float, axis: AxisLevel
+    ) -> PerturbedStart:
+        text, kind = rewrite(self.task.language, axis.level, rng)
+        record = perturbation_record(axis.axis, axis.level, {"rewrite": kind, "instruction": text})
+        return PerturbedStart(start(), record, instruction=text)
+
+    def _noise(
+        self, env: LiberoEnv, start: Start, rng: np.random.Generator, sigma: float, axis: AxisLevel
+    ) -> PerturbedStart:
+        obs = start()
+        width = max((img.shape[1] for key, img in obs.items() if key.endswith("_image")), default=BLUR_AT_PX)
+        blur = round(BLUR_PX_PER_LEVEL * axis.level * width / BLUR_AT_PX, 6)  # the same blur at any resolution
+        self.noise = ImageNoise(rng, sigma, blur)
+        record = perturbation_record(axis.axis, axis.level, {"sigma": sigma, "blur_px": blur})
+        return PerturbedStart(self.noise(obs), record)
+
+    def _layout(
+        self, env: LiberoEnv, start: Start, rng: np.random.Generator, distance: float, axis: AxisLevel
+    ) -> PerturbedStart:
+        layout = _Layout(env, rng, distance)
+        if not layout.groups:
+            record = perturbation_record(axis.axis, axis.level, {"moved": "no movable object on the workspace"})
+            return PerturbedStart(start(), record)
+        while layout.draws < MAX_DRAWS:
+            obs = start(after_init_state=layout.place)
+            if layout.draw is None:
+                break  # every draw left interpenetrated: refused below
+            unsettled = settled(env.raw_env.env, layout.draw)
+            if not unsettled:
+                params = {"moved": ",".join(layout.groups), "draws": layout.draws, **layout.draw.params()}
+                return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+            layout.rejected.append(f"draw {layout.draws} did not settle: {'; '.join(unsettled)}")
+        why = f"no physically valid layout in {MAX_DRAWS} draws ({' | '.join(layout.rejected[-3:])})"
+        record = perturbation_record(axis.axis, axis.level, {"refused": why, "draws": layout.draws})
+        return PerturbedStart(obs, record, refused=why)
+
+
+class _Layout:
+    """The layout draws of one episode: each start places the next statically valid draw (or none)."""
+
+    def __init__(self, env: LiberoEnv, rng: np.random.Generator, distance: float) -> None:
+        self.domain = env.raw_env.env
+        self.rng = rng
+        self.distance = distance
+        self.groups = layout_groups(self.domain)
+        self.draws = 0
+        self.draw: Any = None
+        self.rejected: list[str] = []
+
+    def place(self) -> None:
+        """After the initial state is loaded: draw until nothing interpenetrates (the state restored between)."""
+        sim = self.domain.sim
+        qpos, qvel = sim.data.qpos.copy(), sim.data.qvel.copy()
+        self.draw = None
+        while self.draws < MAX_DRAWS:
+            self.draws += 1
+            draw, clash = place_layout(self.domain, self.groups, self.rng, self.distance)
+            if not clash:
+                self.draw = draw
+                return
+            self.rejected.append(f"draw {self.draws} interpenetrates: {', '.join(clash)}")
+            sim.data.qpos[:] = qpos
+            sim.data.qvel[:] = qvel
+            sim.forward()
+
+
+def _objects_height(domain: Any) -> float:
+    """Mean height of the scene's objects: where the cameras' optical axes meet the workspace."""
+    xpos = domain.sim.data.xpos
+    heights = [float(xpos[body][2]) for body in domain.obj_body_id.values()]
+    return float(np.mean(heights)) if heights else 0.9
+
+
+_AXES: dict[PerturbationAxis, Callable[..., PerturbedStart]] = {
+    PerturbationAxis.LAYOUT: ScenePerturbations._layout,
+    PerturbationAxis.CAMERA: ScenePerturbations._camera,
+    PerturbationAxis.ROBOT_INIT: ScenePerturbations._robot_init,
+    PerturbationAxis.LANGUAGE: ScenePerturbations._language,
+    PerturbationAxis.LIGHT: ScenePerturbations._light,
+    PerturbationAxis.TEXTURE: ScenePerturbations._texture,
+    PerturbationAxis.NOISE: ScenePerturbations._noise,
+}

@@ -1,0 +1,80 @@
+"""Perturbed episodes in the rollout, with stand-in workers: each is recorded with what its start drew, beside
+(never inside) the success rate, and one whose layout found no valid draw is recorded as refused, never played."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from eval_runner.envs.libero_scene import LiberoScenes
+from eval_runner.progress import Progress
+from eval_runner.result_writer import ResultWriter
+from eval_runner.rollout import Rollout
+from eval_runner.run_result import ResultBuilder
+from eval_runner.scheduler import Scheduler, plan_episodes
+from eval_runner.settings import EvalSettings
+from eval_runner.vector import WorkerConfig, WorkerHandle, close_all
+from rlinf_bench.contracts import CheckpointRef, EvalRun, Provenance, RunStatus
+from rlinf_bench.robustness import perturbed_episodes
+from rlinf_bench.suites import get_suite
+from tests.unit.eval_runner.fake_worker import FakeOptions, fake_worker
+from tests.unit.eval_runner.test_async_batching import RowWise
+
+SUITE = "libero_spatial"
+
+
+def test_given_perturbed_episodes_then_each_is_kept_with_its_record_and_a_refused_one_is_never_played(
+    tmp_path: Path,
+) -> None:
+    run = EvalRun(
+        request_id="t",
+        checkpoint=CheckpointRef(uri="", experiment="none", global_step=0),
+        suite=SUITE,
+        run_index=0,
+        seed=3,
+        task_ids=[0],
+        trials=3,
+        max_steps=8,
+        workers=2,
+        robustness={"axes": {"layout": [2], "noise": [0, 1]}, "states": 2},
+    )
+    policy = RowWise()
+    builder = ResultBuilder(run, [get_suite(SUITE).task(0)], 8, 0, Provenance(host="test"))
+    config = WorkerConfig(scenes=LiberoScenes(suite=SUITE, obs_spec=policy.obs_spec, horizon=8))
+    target = functools.partial(fake_worker, FakeOptions(refuse_layout=True))
+    handles = [WorkerHandle(i, config, "spawn", target=target) for i in range(2)]
+    total = 3 + perturbed_episodes(run.robustness, 1, 3)
+    progress = Progress(total, desc="t", enabled=False)
+    try:
+        Rollout(
+            policy=policy,
+            scheduler=Scheduler(plan_episodes(SUITE, run.seed, [0], 3, run.robustness)),
+            workers=handles,
+            builder=builder,
+            writer=ResultWriter(str(tmp_path / "r.json")),
+            settings=EvalSettings(progress=False),
+            progress=progress,
+            task_language={0: "do it"},
+        ).run()
+    finally:
+        close_all(handles)
+    task = builder.build(RunStatus.COMPLETE).tasks[0]
+
+    assert total == 9 and builder.finished_all == 9 and builder.finished == 3
+    assert [e.init_state for e in task.episodes] == [0, 1, 2]
+    assert progress.done == 3  # the bar's success rate counts the standard episodes only
+    played = [(e.init_state, e.perturbation.axis.value, e.perturbation.level) for e in task.perturbed]  # type: ignore[union-attr]
+    assert played == [
+        (0, "layout", 2),
+        (0, "noise", 0),
+        (0, "noise", 1),
+        (1, "layout", 2),
+        (1, "noise", 0),
+        (1, "noise", 1),
+    ]
+    refused = [e for e in task.perturbed if e.perturbation.axis.value == "layout"]  # type: ignore[union-attr]
+    assert all(not e.success and e.steps == 0 and "perturbation refused" in (e.error or "") for e in refused)
+    assert "t0-s0-layout2-a0" not in policy.seen and "t0-s0-noise1-a0" in policy.seen
+    assert all(e.perturbation.params == {"drawn": 1.0} for e in task.perturbed)  # type: ignore[union-attr]
+    # a level-0 episode of the stand-in plays as its twin
+    assert [list(r) for r in policy.seen["t0-s1-noise0-a0"]] == [list(r) for r in policy.seen["t0-s1-a0"]]
