@@ -33,7 +33,7 @@ def test_given_perturbed_episodes_then_each_is_kept_with_its_record_and_a_refuse
         run_index=0,
         seed=3,
         task_ids=[0],
-        trials=3,
+        trials_per_task=3,
         max_steps=8,
         workers=2,
         robustness={"axes": {"layout": [2], "noise": [0, 1]}, "states": 2},

@@ -106,7 +106,13 @@ def test_given_no_imagemagick_then_only_the_motion_blur_noise_levels_are_unavail
 def _run(suite: str, task_ids: list[int], trials: int = 1) -> EvalRun:
     checkpoint = CheckpointRef(uri="", experiment="none", global_step=0)
     return EvalRun(
-        request_id="r", checkpoint=checkpoint, suite=suite, run_index=0, seed=0, task_ids=task_ids, trials_per_task=trials
+        request_id="r",
+        checkpoint=checkpoint,
+        suite=suite,
+        run_index=0,
+        seed=0,
+        task_ids=task_ids,
+        trials_per_task=trials,
     )
 
 
