@@ -103,7 +103,7 @@ def test_given_perturbed_episodes_then_they_sit_beside_the_standard_ones_and_not
             "run_index": 0,
             "seed": 0,
             "task_ids": [0],
-            "trials": 2,
+            "trials_per_task": 2,
             "robustness": "camera:2",
         }
     )
