@@ -102,7 +102,7 @@ def test_given_robustness_then_a_task_weighs_its_perturbed_episodes_in_sharding_
             "run_index": 0,
             "seed": 0,
             "task_ids": [0, 1],
-            "trials": 50,
+            "trials_per_task": 50,
             "robustness": "full",
         }
     )
