@@ -32,6 +32,7 @@ def small_matrix(
     probes: tuple[str, ...] = ("storage", "checkpoint_io", "gpu", "nccl"),
     policy: str = DEMO_POLICY,
     videos: int | None = None,
+    robustness: str | None = None,
 ) -> dict[str, Any]:
     """The intake config (an IntakeConfig document) of the small budget; probes write under ``scratch``
     (created here: the storage and checkpoint_io probes measure an existing folder). ``videos``: None keeps
@@ -59,20 +60,25 @@ def small_matrix(
             "args": ["--backend", "gloo", "--nproc", "2", "--max-bytes", "4M", "--verdict-bytes", "4M"],
         },
     ]
-    return {
-        "suites": [
-            {"name": "libero_spatial", "tasks": list(tasks)} | ({} if max_steps is None else {"max_steps": max_steps})
-        ],
-        "runs": runs,
-        "trials_per_task": trials,
-        "policy": policy,
-        "workers": workers,
-        "resources": {"gpu": 0, "cpu": "2", "memory": "4Gi"},
-        "baselines": ["libero/openvla-oft-rlinf", "previous"],
-        "probes": [p for p in probe_specs if p["name"] in probes],
-        "workflow": {"heartbeat_s": 600},
-        "quiet_period_s": 0,
-    } | ({} if videos is None else {"videos": videos})
+    return (
+        {
+            "suites": [
+                {"name": "libero_spatial", "tasks": list(tasks)}
+                | ({} if max_steps is None else {"max_steps": max_steps})
+            ],
+            "runs": runs,
+            "trials_per_task": trials,
+            "policy": policy,
+            "workers": workers,
+            "resources": {"gpu": 0, "cpu": "2", "memory": "4Gi"},
+            "baselines": ["libero/openvla-oft-rlinf", "previous"],
+            "probes": [p for p in probe_specs if p["name"] in probes],
+            "workflow": {"heartbeat_s": 600},
+            "quiet_period_s": 0,
+        }
+        | ({} if videos is None else {"videos": videos})
+        | ({} if robustness is None else {"robustness": robustness})
+    )
 
 
 def small_matrix_yaml(scratch: Path, **kw: Any) -> str:

@@ -132,12 +132,33 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
         "paper's number is decided, not not_comparable (about 22 min on 2 cores)",
     )
     add_policy_argument(p, "builtin:expert?settings=checkpoint, the scripted expert whose settings each step carries")
+    p.add_argument(
+        "--robustness",
+        metavar="AXES",
+        type=robustness_text,
+        help="also play perturbed episodes beside their unperturbed twins and show the report's robustness "
+        "section: quick (every axis at level 2, one per task's first initial state: 4 more episodes per "
+        "checkpoint), full, or AXIS[:LEVELS],... (docs/robustness.md); off (default): none",
+    )
     add_budget_arguments(
         p,
         title="budget (smaller for CI, a slow machine)",
         what="the demo's own: 1 run, 3 states, 130 steps; with --paper 1 run, 2 states, the protocol's 512",
     )
     p.set_defaults(func=_run_demo)
+
+
+def robustness_text(value: str) -> str | None:
+    """``--robustness``: checked as the matrix will read it, so a typo stops before the stack starts."""
+    from rlinf_bench.contracts.robustness import OFF_WORDS, parse_robustness_text
+
+    if value.strip().lower() in OFF_WORDS:
+        return None
+    try:
+        parse_robustness_text(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -153,6 +174,7 @@ def _run_demo(args: argparse.Namespace) -> int:
             budget=budget,
             paper=args.paper,
             policy=args.policy,
+            robustness=args.robustness,
             argv=user_argv(args),
             verbose=bool(getattr(args, "verbose", False)),
         )

@@ -116,14 +116,20 @@ def flip_lines(suite: SuiteReport) -> list[str]:
 
 
 def demo_matrix_yaml(
-    scratch: Path, *, paper: bool = False, budget: dict[str, int] | None = None, policy: str | None = None
+    scratch: Path,
+    *,
+    paper: bool = False,
+    budget: dict[str, int] | None = None,
+    policy: str | None = None,
+    robustness: str | None = None,
 ) -> str:
     """The demo's intake config: the short budget, or with ``paper`` the whole suite at the protocol's own
-    horizon; ``budget`` (``--runs/--trials/--max-steps``) is laid over either; ``policy`` replaces the expert.
+    horizon; ``budget`` (``--runs/--trials/--max-steps``) is laid over either; ``policy`` replaces the expert;
+    ``robustness`` (``--robustness``) adds perturbed episodes beside their twins.
     Its origin names the demo's own lever (``DEMO_ARGS=--paper``), never a flag the user did not pass."""
     tasks, base = (PAPER_TASKS, PAPER_BUDGET) if paper else (DEMO_TASKS, DEMO_BUDGET)
     matrix: dict[str, int | None] = {**base, **(budget or {})}
-    text = small_matrix_yaml(scratch, tasks=tasks, policy=policy or DEMO_POLICY, **matrix)
+    text = small_matrix_yaml(scratch, tasks=tasks, policy=policy or DEMO_POLICY, robustness=robustness, **matrix)
     return with_origin(text, demo_origin(paper=paper, budget=budget))
 
 
@@ -135,6 +141,7 @@ def run_demo(
     budget: dict[str, int] | None = None,
     paper: bool = False,
     policy: str | None = None,
+    robustness: str | None = None,
     argv: Sequence[str] = (),
     verbose: bool = False,
 ) -> PipelineOutcome:
@@ -143,6 +150,7 @@ def run_demo(
     ``paper``: the whole suite at the RLinf protocol (see :data:`PAPER_BUDGET`), for a verdict against the
     paper's number besides the one against the previous checkpoint; ``policy`` (``--policy``) evaluates
     another policy than the expert, checked against the checkpoints first (``argv``: the user's command);
+    ``robustness`` (``--robustness``): perturbed episodes beside their twins (docs/robustness.md);
     ``verbose``: list the adaptations."""
     out = out.resolve()
     # The first line at once: the checkpoints and the stack take a minute before the first progress line.
@@ -153,7 +161,7 @@ def run_demo(
     )
     dirs = write_demo_checkpoints(out / "runs")
     refs = [local_checkpoint(str(d)) for d in dirs]
-    config_text = demo_matrix_yaml(out / "scratch", paper=paper, budget=budget, policy=policy)
+    config_text = demo_matrix_yaml(out / "scratch", paper=paper, budget=budget, policy=policy, robustness=robustness)
     check_matrix_policy(config_text, dirs, argv=argv)
     with Embedded(
         out,

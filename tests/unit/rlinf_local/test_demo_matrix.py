@@ -46,3 +46,26 @@ def test_budget_flags_lay_over_demo_paper(tmp_path: Path) -> None:
     config = parse_config_text(demo_matrix_yaml(tmp_path, paper=True, budget={"trials": 5}), source="demo")
 
     assert (config.trials_per_task, config.suites[0].max_steps, len(config.suites[0].tasks or [])) == (5, None, 10)
+
+
+def test_demo_robustness_reaches_the_matrix_and_costs_one_perturbed_episode_per_task(tmp_path: Path) -> None:
+    from rlinf_bench.robustness import perturbed_episodes
+
+    plain = parse_config_text(demo_matrix_yaml(tmp_path), source="demo")
+    config = parse_config_text(demo_matrix_yaml(tmp_path, robustness="quick"), source="demo")
+
+    assert plain.robustness is None and config.robustness is not None
+    assert config.robustness.profile == "quick"
+    assert perturbed_episodes(config.robustness, len(config.suites[0].tasks or []), 3) == 4
+
+
+def test_demo_robustness_typo_stops_before_the_stack_naming_the_axes(capsys: object) -> None:
+    import pytest
+
+    from rlinf_cli.main import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["demo", "--robustness", "cmaera:2", "--out", "unused"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert "'cmaera' is no axis or profile" in err and "camera" in err
