@@ -81,7 +81,10 @@ def paired_test(current: Sequence[float], reference: Sequence[float], tolerance:
         raise ValueError("paired_test needs the same, non-empty set of clusters on both sides")
     d = np.asarray(current, dtype=float) - np.asarray(reference, dtype=float)
     c = len(d)
-    se = float(d.std(ddof=1) / math.sqrt(c)) if c >= 2 else 0.0
+    if c < 2:
+        # One cluster has no spread to test against: nothing is decisive (a zero SE would call any flip certain).
+        return ComparisonOutcome("paired t-test over initial states (one cluster: no test)", 0.0, 1.0, 1.0, c)
+    se = float(d.std(ddof=1) / math.sqrt(c))
     dist = _t_or_norm(c - 1)
     mean = float(d.mean())
     stat, p_below, _ = _one_sided(mean + tolerance, se, dist)

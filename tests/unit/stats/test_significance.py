@@ -96,3 +96,8 @@ def test_given_an_assumed_design_effect_then_the_score_test_is_normal() -> None:
     z = (0.0 - 0.896) / math.sqrt(0.896 * 0.104 / 2)
     assert out.statistic == pytest.approx(z) and out.p_below == pytest.approx(stats.norm.cdf(z))
     assert "normal" in out.test
+
+
+def test_given_one_cluster_then_a_flip_is_not_decisive_either_way() -> None:
+    out = paired_test([1.0], [0.0], tolerance=0.05)
+    assert (out.p_below, out.p_above) == (1.0, 1.0) and out.units == 1
