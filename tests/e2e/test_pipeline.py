@@ -56,7 +56,8 @@ def assert_videos_linked_and_logged(out: Path, tracking_uri: str) -> None:
     import imageio_ffmpeg
 
     (task_page,) = (out / "report" / "checkpoints").glob("*/libero_spatial/task_0.html")
-    (src,) = re.findall(r'<video class="player"[^>]* src="([^"]+)"', task_page.read_text())
+    # the recorded episode plays in the task's players and, being a failure, again beside its failure reason
+    (src,) = set(re.findall(r'<video class="player"[^>]* src="([^"]+)"', task_page.read_text()))
     video = (task_page.parent / src).resolve()
     assert video.suffix == ".mp4" and video.is_relative_to(out.resolve() / "report")
     probe = subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-i", str(video)], capture_output=True)
