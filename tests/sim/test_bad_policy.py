@@ -34,7 +34,9 @@ def test_given_a_policy_returning_malformed_actions_then_the_run_fails_naming_th
     out = tmp_path / "r.json"
 
     with pytest.raises(PolicyError, match=r"shape \(1, 6\)"):
-        evaluate(make_run(trials=2), out_path=out, policy=BreaksOnSecondEpisode(), settings=settings(libero_cache))
+        evaluate(
+            make_run(trials_per_task=2), out_path=out, policy=BreaksOnSecondEpisode(), settings=settings(libero_cache)
+        )
 
     on_disk = json.loads(out.read_text())
     assert on_disk["status"] == "failed" and "PolicyError" in on_disk["error"]

@@ -25,7 +25,7 @@ def test_given_the_same_seed_when_run_with_one_or_two_workers_then_episodes_and_
     tmp_path: Path, libero_cache: Path
 ) -> None:
     ref = write_demo_checkpoint(tmp_path / "ckpt")
-    run = make_run(checkpoint=ref, policy="builtin:demo", trials=2, max_steps=12)
+    run = make_run(checkpoint=ref, policy="builtin:demo", trials_per_task=2, max_steps=12)
     a = ProprioRecording(load_policy("builtin:demo", Path(ref.uri)))
     b = ProprioRecording(load_policy("builtin:demo", Path(ref.uri)))
 

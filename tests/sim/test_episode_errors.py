@@ -21,7 +21,7 @@ def test_given_the_default_then_a_simulator_exception_fails_the_run_naming_it(
 ) -> None:
     out = tmp_path / "run.json"
     with pytest.raises(SimulatorError, match="became unstable"):
-        evaluate(make_run(trials=2), out_path=out, settings=settings(libero_cache, scene_hook=HOOK))
+        evaluate(make_run(trials_per_task=2), out_path=out, settings=settings(libero_cache, scene_hook=HOOK))
     result = RunResult.load(out)
     assert result.status is RunStatus.FAILED and "became unstable" in (result.error or "")
     assert result.protocol is not None and result.protocol.on_episode_error == "fail-run"
@@ -30,7 +30,7 @@ def test_given_the_default_then_a_simulator_exception_fails_the_run_naming_it(
 def test_given_fail_episode_then_each_broken_episode_is_a_recorded_failure_and_the_run_completes(
     tmp_path: Path, libero_cache: Path
 ) -> None:
-    run = make_run(trials=2, on_episode_error="fail-episode")
+    run = make_run(trials_per_task=2, on_episode_error="fail-episode")
     result = evaluate(run, out_path=tmp_path / "run.json", settings=settings(libero_cache, scene_hook=HOOK))
 
     assert result.status is RunStatus.COMPLETE and result.episodes == 2 and result.successes == 0

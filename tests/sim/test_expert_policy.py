@@ -26,14 +26,24 @@ def _run(tmp_path: Path, cache: Path, name: str, **fields: Any) -> RunResult:
 
 
 def test_given_no_noise_then_the_expert_places_the_bowl_on_the_plate(tmp_path: Path, libero_cache: Path) -> None:
-    result = _run(tmp_path, libero_cache, "clean", policy="builtin:expert", task_ids=[0, 2], trials=2, workers=2)
+    result = _run(
+        tmp_path, libero_cache, "clean", policy="builtin:expert", task_ids=[0, 2], trials_per_task=2, workers=2
+    )
     assert result.successes == 4, [(t.task_id, [e.success for e in t.episodes]) for t in result.tasks]
     assert result.provenance.extra["policy"]["kind"].startswith("scripted expert")
 
 
 def test_given_more_noise_then_success_falls_monotonically_on_fixed_states(tmp_path: Path, libero_cache: Path) -> None:
     rates = [
-        _run(tmp_path, libero_cache, f"n{n}", policy=f"builtin:expert?noise={n}", task_ids=[0], trials=2, workers=2)
+        _run(
+            tmp_path,
+            libero_cache,
+            f"n{n}",
+            policy=f"builtin:expert?noise={n}",
+            task_ids=[0],
+            trials_per_task=2,
+            workers=2,
+        )
         for n in (0.0, 0.5, 1.5)
     ]
     successes = [r.successes for r in rates]
@@ -54,7 +64,7 @@ def test_given_no_noise_then_the_expert_puts_grocery_items_in_the_basket(tmp_pat
     # the soup can must be carried over the basket's rim; the cream cheese is grasped off its middle, since a
     # centred hand would come down on the tomato sauce beside it
     policy = Recording(load_policy("builtin:expert", None))
-    run = make_run(suite="libero_object", policy="builtin:expert", task_ids=[0, 1], trials=1, max_steps=280)
+    run = make_run(suite="libero_object", policy="builtin:expert", task_ids=[0, 1], trials_per_task=1, max_steps=280)
     result = evaluate(run, out_path=tmp_path / "object.json", policy=policy, settings=settings(libero_cache))
     assert result.successes == 2, [(t.task_id, [e.steps for e in t.episodes]) for t in result.tasks]
     first = policy.seen["t0-s0-a0"][0]
@@ -70,7 +80,7 @@ def test_given_noise_when_run_with_one_or_two_workers_then_trajectories_are_iden
     recorded = []
     for workers in (1, 2):
         policy = Recording(load_policy(spec, None))
-        run = make_run(policy=spec, trials=2, max_steps=40, workers=workers)
+        run = make_run(policy=spec, trials_per_task=2, max_steps=40, workers=workers)
         evaluate(run, out_path=tmp_path / f"w{workers}.json", policy=policy, settings=settings(libero_cache))
         recorded.append({k: np.stack(v) for k, v in policy.seen.items()})
     one, two = recorded

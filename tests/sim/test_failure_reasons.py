@@ -88,7 +88,7 @@ def test_given_the_expert_sent_to_the_other_bowl_then_the_episode_failed_on_the_
 def test_given_a_noisy_expert_then_every_failed_episode_has_a_reason_and_every_success_none(
     tmp_path: Path, libero_cache: Path
 ) -> None:
-    run = make_run(policy="builtin:expert?noise=1.5", task_ids=[0, 1], trials=2, max_steps=180, workers=2)
+    run = make_run(policy="builtin:expert?noise=1.5", task_ids=[0, 1], trials_per_task=2, max_steps=180, workers=2)
     result = evaluate(run, out_path=tmp_path / "noisy.json", settings=settings(libero_cache))
 
     episodes = [e for t in RunResult.load(tmp_path / "noisy.json").tasks for e in t.episodes]

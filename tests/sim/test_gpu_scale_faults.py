@@ -41,7 +41,7 @@ def test_given_a_policy_server_that_stops_answering_then_the_run_is_incomplete_a
     tmp_path: Path, libero_cache: Path
 ) -> None:
     out = tmp_path / "r.json"
-    run = make_run(policy="server:ws://policy", trials=3, max_steps=5)
+    run = make_run(policy="server:ws://policy", trials_per_task=3, max_steps=5)
     silent = GoesSilent(answers=7)  # episode 0 (5 steps) finishes, episode 1 stops mid-way
     with PolicyServer(silent, port=0) as server:
         client = ServerPolicy(server.url, retries=1, backoff_s=0.01, request_timeout_s=2.0)
@@ -66,7 +66,7 @@ def test_given_an_egl_device_that_does_not_exist_then_the_run_fails_naming_it_af
 ) -> None:
     monkeypatch.setenv("MUJOCO_EGL_DEVICE_ID", "99")  # a real EGL failure: robosuite finds no such device
     out = tmp_path / "r.json"
-    run = make_run(policy="builtin:zero?cameras=agentview&resolution=32", trials=1, max_steps=3)
+    run = make_run(policy="builtin:zero?cameras=agentview&resolution=32", trials_per_task=1, max_steps=3)
 
     with pytest.raises(RenderingError, match=r"failed to render again after a restart: .*EGL device 99"):
         evaluate(run, out_path=out, settings=settings(libero_cache))

@@ -58,7 +58,7 @@ def _evaluate(
     url: str, tmp_path: Path, cache: Path, *, workers: int = 1, name: str = "run"
 ) -> tuple[RunResult, Rendered]:
     policy = Rendered(load_policy(f"openpi:{url}", None))
-    run = make_run(trials=2, max_steps=MAX_STEPS, workers=workers, policy=f"openpi:{url}")
+    run = make_run(trials_per_task=2, max_steps=MAX_STEPS, workers=workers, policy=f"openpi:{url}")
     try:
         result = evaluate(run, out_path=tmp_path / f"{name}.json", policy=policy, settings=settings(cache))
     finally:
@@ -125,7 +125,7 @@ def test_a_server_killed_mid_run_leaves_an_incomplete_run_that_resume_finishes(
 ) -> None:
     server = start_server(tmp_path / "rec-a")
     spec = f"openpi:{server.url}?retries=2&backoff_s=0.05"
-    run = make_run(trials=2, max_steps=MAX_STEPS, policy=spec)
+    run = make_run(trials_per_task=2, max_steps=MAX_STEPS, policy=spec)
     out = tmp_path / "run.json"
 
     def kill_after_first(partial: RunResult) -> None:

@@ -23,7 +23,7 @@ def test_given_a_policy_server_when_evaluated_with_two_workers_then_each_vector_
     policy = load_policy("builtin:demo?cameras=agentview&resolution=32", ckpt)
 
     with PolicyServer(policy, port=0) as server:
-        run = make_run(policy=f"server:{server.url}", trials=2, workers=2, max_steps=20)
+        run = make_run(policy=f"server:{server.url}", trials_per_task=2, workers=2, max_steps=20)
         result = evaluate(run, out_path=tmp_path / "r.json", settings=settings(libero_cache))
 
     assert result.status is RunStatus.COMPLETE and result.episodes == 2

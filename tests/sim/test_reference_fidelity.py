@@ -115,7 +115,7 @@ def _run_ours(
     suite: str, workers: int, proprio: tuple[str, ...], tmp_path: Path, cache: Path, task: int = 0
 ) -> OpenLoop:
     policy = OpenLoop(proprio)
-    run = make_run(suite=suite, task_ids=[task], trials=TRIALS, max_steps=MAX_STEPS, workers=workers, seed=0)
+    run = make_run(suite=suite, task_ids=[task], trials_per_task=TRIALS, max_steps=MAX_STEPS, workers=workers, seed=0)
     result = evaluate(run, out_path=tmp_path / f"{suite}-{workers}.json", policy=policy, settings=settings(cache))
     assert result.protocol is not None and result.protocol.rng_scheme == "reference-replay-v2"
     assert (result.settle_steps, result.protocol.settle_gripper) == (SETTLE, -1.0)

@@ -20,7 +20,7 @@ def test_given_a_failed_run_when_resumed_then_only_missing_episodes_run_and_the_
     tmp_path: Path, libero_cache: Path
 ) -> None:
     out = tmp_path / "r.json"
-    run = make_run(trials=2)
+    run = make_run(trials_per_task=2)
     always_crash = FaultInjection(task_id=0, init_state=1, at_step=1)
     with pytest.raises(WorkerCrashError):
         evaluate(run, out_path=out, settings=settings(libero_cache, fault_injection=always_crash, max_retries=0))

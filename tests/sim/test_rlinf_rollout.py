@@ -92,8 +92,8 @@ def test_given_an_rlinf_mlp_checkpoint_then_1_and_2_workers_act_identically_and_
     config = F.write_run_config(tmp_path / "exp" / "config.yaml", F.mlp_section())
     spec = f"rlinf:{config}"
 
-    one, rec1 = _evaluate(tmp_path, libero_cache, spec, step, "w1", trials=2, workers=1, max_steps=20)
-    two, rec2 = _evaluate(tmp_path, libero_cache, spec, step, "w2", trials=2, workers=2, max_steps=20)
+    one, rec1 = _evaluate(tmp_path, libero_cache, spec, step, "w1", trials_per_task=2, workers=1, max_steps=20)
+    two, rec2 = _evaluate(tmp_path, libero_cache, spec, step, "w2", trials_per_task=2, workers=2, max_steps=20)
 
     assert set(rec1.actions) == set(rec2.actions) == {"t0-s0-a0", "t0-s1-a0"}
     for episode_id in rec1.actions:
@@ -144,8 +144,8 @@ def test_given_chunk_size_8_and_a_sampling_config_then_one_call_per_8_steps_gree
     torch.save(model.state_dict(), weights)
     spec = f"rlinf:{config}?plugins=tests.rlinf_fixtures&images=0&weights={weights}"
 
-    one, rec1 = _evaluate(tmp_path, libero_cache, spec, None, "w1", trials=2, workers=1, max_steps=20)
-    two, rec2 = _evaluate(tmp_path, libero_cache, spec, None, "w2", trials=2, workers=2, max_steps=20)
+    one, rec1 = _evaluate(tmp_path, libero_cache, spec, None, "w1", trials_per_task=2, workers=1, max_steps=20)
+    two, rec2 = _evaluate(tmp_path, libero_cache, spec, None, "w2", trials_per_task=2, workers=2, max_steps=20)
 
     for result, rec in ((one, rec1), (two, rec2)):
         steps = [e.steps for t in result.tasks for e in t.episodes]

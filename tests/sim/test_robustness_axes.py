@@ -76,7 +76,7 @@ def played(
         policy = OpenLoopRecorder()
         # the second run plays the levels above 0 only: its draws must not depend on what else a run plays either
         spec = SPEC if workers == 1 else {**SPEC, "axes": {axis: levels[1:] for axis, levels in SPEC["axes"].items()}}
-        run = make_run(trials=1, max_steps=6, robustness=spec, workers=workers)
+        run = make_run(trials_per_task=1, max_steps=6, robustness=spec, workers=workers)
         folder = tmp_path_factory.mktemp(f"robustness-{workers}")
         out[workers] = (
             evaluate(run, out_path=folder / "run.json", policy=policy, settings=settings(libero_cache)),
@@ -197,7 +197,7 @@ def test_given_visual_and_language_axes_then_the_expert_plays_its_control_episod
     """The expert reads the simulator's state: what only the images or the instruction show cannot move it.
     (Its success falling with layout and robot_init magnitude is measured by bench/robustness_expert.py.)"""
     spec = "camera:3,light:3,texture:3,noise:3,language:3"
-    run = make_run(policy="builtin:expert", trials=1, max_steps=220, robustness={**_parse(spec), "states": 1})
+    run = make_run(policy="builtin:expert", trials_per_task=1, max_steps=220, robustness={**_parse(spec), "states": 1})
     result = evaluate(run, out_path=tmp_path / "expert.json", settings=settings(libero_cache))
 
     control = result.tasks[0].episodes[0]

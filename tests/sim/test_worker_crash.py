@@ -23,7 +23,9 @@ def test_given_a_worker_dying_mid_episode_when_evaluated_then_the_episode_is_rer
     fault = FaultInjection(task_id=0, init_state=0, at_step=2, marker_file=marker)
 
     result = evaluate(
-        make_run(trials=2), out_path=tmp_path / "r.json", settings=settings(libero_cache, fault_injection=fault)
+        make_run(trials_per_task=2),
+        out_path=tmp_path / "r.json",
+        settings=settings(libero_cache, fault_injection=fault),
     )
 
     assert marker.exists()  # the worker really died once
@@ -43,7 +45,9 @@ def test_given_a_worker_that_always_crashes_when_evaluated_then_the_run_fails_an
 
     with pytest.raises(WorkerCrashError, match="initial state 1 crashed its worker 2 times"):
         evaluate(
-            make_run(trials=2), out_path=out, settings=settings(libero_cache, fault_injection=fault, max_retries=1)
+            make_run(trials_per_task=2),
+            out_path=out,
+            settings=settings(libero_cache, fault_injection=fault, max_retries=1),
         )
 
     on_disk = json.loads(out.read_text())
@@ -59,7 +63,7 @@ def test_given_a_worker_that_stops_answering_when_evaluated_then_it_is_killed_an
     fault = FaultInjection(task_id=0, init_state=0, at_step=1, marker_file=marker, mode="hang")
 
     result = evaluate(
-        make_run(trials=1),
+        make_run(trials_per_task=1),
         out_path=tmp_path / "r.json",
         settings=settings(libero_cache, fault_injection=fault, step_timeout_s=5),
     )
