@@ -14,19 +14,19 @@ from rlinf_local.closing_lines import activation_line, closing_lines
 from rlinf_local.executions import ExecutionSummary
 from rlinf_local.pipeline_command import PipelineOutcome
 
-DB = "sqlite:////work/demo-out/mlflow.db"
+DB = "sqlite:///demo-out/mlflow.db"
 
 
 def outcome(*, published: bool, tracking_uri: str = DB) -> PipelineOutcome:
     run = ExecutionSummary(name="demo-s100-a1", status="SUCCEEDED", mlflow_run_id="r1" if published else None)
-    return PipelineOutcome(executions=[run], tracking_uri=tracking_uri, out="/work/demo-out")
+    return PipelineOutcome(executions=[run], tracking_uri=tracking_uri, out="demo-out")
 
 
 def test_given_published_runs_in_the_local_store_then_mlflow_ui_is_printed_with_its_store() -> None:
     lines = closing_lines(outcome(published=True))
 
     assert any(line.strip().startswith(f"mlflow ui --backend-store-uri {DB}") for line in lines)
-    assert "  rlinf-bench status --out /work/demo-out" in lines
+    assert "  rlinf-bench status --out demo-out" in lines
 
 
 def test_given_nothing_published_then_no_mlflow_ui_line_and_it_says_so() -> None:
