@@ -56,6 +56,13 @@ class PerturbedStart:
     refused: str | None = None  # why the episode is not played (no valid layout); None: it is
 
 
+def _hooked(start: Start, axis: AxisLevel, hook: str, perturb: Callable[[], Params]) -> PerturbedStart:
+    """Start the episode with ``perturb`` run at ``hook`` (a point of the start), recording what it drew."""
+    params: Params = {}
+    obs = start(**{hook: lambda: params.update(perturb())})
+    return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+
+
 class ScenePerturbations:
     """One LIBERO scene's perturbations (see the module docstring); holds the running episode's image noise."""
 
@@ -91,51 +98,36 @@ class ScenePerturbations:
     def _camera(
         self, env: LiberoEnv, start: Start, rng: np.random.Generator, degrees: float, axis: AxisLevel
     ) -> PerturbedStart:
-        params: Params = {}
         domain = env.raw_env.env
-
-        def after_reset() -> None:
-            params.update(move_cameras(env.sim.model._model, list(env.cameras), _objects_height(domain), rng, degrees))
-
-        obs = start(after_reset=after_reset)
-        return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+        return _hooked(
+            start,
+            axis,
+            "after_reset",
+            lambda: move_cameras(env.sim.model._model, list(env.cameras), _objects_height(domain), rng, degrees),
+        )
 
     def _light(
         self, env: LiberoEnv, start: Start, rng: np.random.Generator, stops: float, axis: AxisLevel
     ) -> PerturbedStart:
-        params: Params = {}
-
-        def after_reset() -> None:
-            params.update(relight(env.sim.model._model, rng, stops))
-
-        obs = start(after_reset=after_reset)
-        return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+        return _hooked(start, axis, "after_reset", lambda: relight(env.sim.model._model, rng, stops))
 
     def _texture(
         self, env: LiberoEnv, start: Start, rng: np.random.Generator, surfaces: float, axis: AxisLevel
     ) -> PerturbedStart:
         from eval_runner.libero_setup import find_libero_package
 
-        params: Params = {}
         library = texture_library(str(find_libero_package() / "assets" / "textures"))
-
-        def after_reset() -> None:
-            context = env.sim._render_context_offscreen
-            params.update(retexture(env.sim.model._model, context, library, rng, int(surfaces)))
-
-        obs = start(after_reset=after_reset)
-        return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+        return _hooked(
+            start,
+            axis,
+            "after_reset",
+            lambda: retexture(env.sim.model._model, env.sim._render_context_offscreen, library, rng, int(surfaces)),
+        )
 
     def _robot_init(
         self, env: LiberoEnv, start: Start, rng: np.random.Generator, bound: float, axis: AxisLevel
     ) -> PerturbedStart:
-        params: Params = {}
-
-        def after_init_state() -> None:
-            params.update(offset_robot_joints(env.raw_env.env, rng, bound))
-
-        obs = start(after_init_state=after_init_state)
-        return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+        return _hooked(start, axis, "after_init_state", lambda: offset_robot_joints(env.raw_env.env, rng, bound))
 
     def _language(
         self, env: LiberoEnv, start: Start, rng: np.random.Generator, _: float, axis: AxisLevel
