@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rlinf_bench.contracts import CheckpointReport, SuiteReport, Verdict, VerdictValue
 
 VERDICT_MARK = {
@@ -14,6 +16,12 @@ VERDICT_MARK = {
 }
 #: The verdicts that answer the question "is it worse, as good, better?"; the others say why not.
 DECISIVE = (VerdictValue.BELOW, VerdictValue.WITHIN, VerdictValue.ABOVE)
+
+
+def table_row(cells: Sequence[object]) -> str:
+    """One Markdown table row. Cells holding user text are escaped by the caller (``text_safety.markdown``);
+    ours hold only numbers and our own words."""
+    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def pct(x: float | None, digits: int = 1) -> str:

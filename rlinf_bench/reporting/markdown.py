@@ -20,6 +20,7 @@ from rlinf_bench.reporting.format import (
     mean_std,
     pct,
     pvalue,
+    table_row,
     verdict_against,
     verdict_note,
 )
@@ -30,22 +31,17 @@ from rlinf_bench.reporting.text_safety import markdown_code, markdown_link
 from rlinf_bench.stats.flips import flip_summary
 
 
-def _row(cells: Sequence[object]) -> str:
-    # Cells holding user text are escaped by the caller (md); ours hold only numbers and our own words.
-    return "| " + " | ".join(str(c) for c in cells) + " |"
-
-
 def suite_table(suite: SuiteReport) -> str:
     """Per-task success rates over the runs, with the suite's summary as the last row."""
     run_heads = [f"run {r.run_index} (seed {r.seed})" for r in suite.runs]
     lines = [
-        _row(["task", *run_heads, "mean ± std", "clustered 95% CI", "Wilson 95% (pooled)"]),
-        _row(["---"] * (len(run_heads) + 4)),
+        table_row(["task", *run_heads, "mean ± std", "clustered 95% CI", "Wilson 95% (pooled)"]),
+        table_row(["---"] * (len(run_heads) + 4)),
     ]
     for t in suite.tasks:
         std = "" if t.success_rate_std is None else f" ± {100 * t.success_rate_std:.1f}"
         lines.append(
-            _row(
+            table_row(
                 [
                     f"{t.task_id}: {md(t.task_name)}",
                     *[pct(x) for x in t.run_success_rates],
@@ -56,7 +52,7 @@ def suite_table(suite: SuiteReport) -> str:
             )
         )
     lines.append(
-        _row(
+        table_row(
             [
                 f"**{md(suite.suite)}** ({suite.runs_completed}/{suite.runs_expected} runs, {suite.episodes} episodes)",
                 *[pct(r.success_rate) if r.success_rate is not None else r.status.value for r in suite.runs],
@@ -74,7 +70,7 @@ def verdict_table(report: CheckpointReport) -> str:
     if not report.verdicts:
         return "_No verdicts: no baseline selected and no earlier checkpoint found._"
     lines = [
-        _row(
+        table_row(
             [
                 "suite",
                 "against",
@@ -89,12 +85,12 @@ def verdict_table(report: CheckpointReport) -> str:
                 "test",
             ]
         ),
-        _row(["---"] * 11),
+        table_row(["---"] * 11),
     ]
     for v in report.verdicts:
         diff = "—" if v.difference is None else f"{100 * v.difference:+.1f} pts"
         lines.append(
-            _row(
+            table_row(
                 [
                     md(v.suite),
                     md(verdict_against(v)),
@@ -189,8 +185,8 @@ def task_flags_section(report: CheckpointReport) -> list[str]:
 def history_table(reports: Sequence[CheckpointReport], suite: str) -> str:
     """One row per checkpoint for ``suite``, ordered by global step."""
     lines = [
-        _row(["global_step", "SR mean ± std", "clustered 95% CI", "Wilson 95%", "runs", "verdicts"]),
-        _row(["---"] * 6),
+        table_row(["global_step", "SR mean ± std", "clustered 95% CI", "Wilson 95%", "runs", "verdicts"]),
+        table_row(["---"] * 6),
     ]
     for r in sorted(reports, key=lambda x: x.global_step if x.global_step is not None else -1):
         s = r.suite(suite)
@@ -198,7 +194,7 @@ def history_table(reports: Sequence[CheckpointReport], suite: str) -> str:
             continue
         verdicts = ", ".join(f"{md(verdict_against(v))}: {v.value.value}" for v in s.verdicts) or "—"
         lines.append(
-            _row(
+            table_row(
                 [
                     r.global_step,
                     mean_std(s),

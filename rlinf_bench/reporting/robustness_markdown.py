@@ -6,10 +6,8 @@ Every text from a result file goes through :func:`rlinf_bench.reporting.text_saf
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from rlinf_bench.contracts import CheckpointReport, FailureReason
-from rlinf_bench.reporting.format import VERDICT_MARK, mde_text, pct, pvalue, verdict_note
+from rlinf_bench.reporting.format import VERDICT_MARK, mde_text, pct, pvalue, table_row, verdict_note
 from rlinf_bench.reporting.robustness_text import (
     REASON_WORDS,
     category_table,
@@ -22,10 +20,6 @@ from rlinf_bench.reporting.robustness_text import (
 from rlinf_bench.reporting.text_safety import markdown as md
 
 __all__ = ["reasons_markdown", "robustness_markdown"]
-
-
-def _row(cells: Sequence[object]) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def robustness_markdown(report: CheckpointReport) -> list[str]:
@@ -43,15 +37,15 @@ def robustness_markdown(report: CheckpointReport) -> list[str]:
             lines += ["", f"> ⚑ {md(flag_text(section.flag))}"]
         if section.levels:
             heads = ["axis, level", "SR perturbed [95% CI]", "SR control", "perturbed − control [95% CI]", "p (drop)"]
-            lines += ["", _row([*heads, "episodes / states"]), _row(["---"] * 6)]
-            lines += [_row([md(level_label(r)), *drop_cells(r)]) for r in section.levels]
+            lines += ["", table_row([*heads, "episodes / states"]), table_row(["---"] * 6)]
+            lines += [table_row([md(level_label(r)), *drop_cells(r)]) for r in section.levels]
         if section.verdicts:
-            lines += ["", _row(["axis", "vs", "verdict", "SR now", "before", "diff", "p (below)", "MDE", "test"])]
-            lines.append(_row(["---"] * 9))
+            lines += ["", table_row(["axis", "vs", "verdict", "SR now", "before", "diff", "p (below)", "MDE", "test"])]
+            lines.append(table_row(["---"] * 9))
             for a in section.verdicts:
                 v = a.verdict
                 lines.append(
-                    _row(
+                    table_row(
                         [
                             md(a.axis),
                             md(v.reference_label),
@@ -67,9 +61,9 @@ def robustness_markdown(report: CheckpointReport) -> list[str]:
                 )
     table = category_table([(s.suite, s.robustness) for s in suites if s.robustness is not None], row_heading="suite")
     if table is not None:
-        lines += ["", "### Per category (LIBERO-plus's table)", "", _row(table.headings)]
-        lines.append(_row(["---"] * len(table.headings)))
-        lines += [_row([md(row[0]), *row[1:]]) for row in table.rows]
+        lines += ["", "### Per category (LIBERO-plus's table)", "", table_row(table.headings)]
+        lines.append(table_row(["---"] * len(table.headings)))
+        lines += [table_row([md(row[0]), *row[1:]]) for row in table.rows]
     return lines
 
 
@@ -85,11 +79,11 @@ def reasons_markdown(report: CheckpointReport) -> list[str]:
         seen = {r for t in section.tasks for r in t.counts}
         reasons = [r for r in FailureReason if r in seen]
         lines += ["", f"### {md(s.suite)}", ""]
-        lines += [_row(["task", "failures", *(REASON_WORDS[r] for r in reasons), "no reason"])]
-        lines.append(_row(["---"] * (len(reasons) + 3)))
+        lines += [table_row(["task", "failures", *(REASON_WORDS[r] for r in reasons), "no reason"])]
+        lines.append(table_row(["---"] * (len(reasons) + 3)))
         for t in section.tasks:
             counts = [t.counts.get(r, 0) for r in reasons]
-            lines.append(_row([f"{t.task_id}: {md(t.task_name)}", t.failures, *counts, t.unlabelled]))
+            lines.append(table_row([f"{t.task_id}: {md(t.task_name)}", t.failures, *counts, t.unlabelled]))
         if section.moves:
             lines += [
                 "",
