@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from eval_runner.envs.published_robot import place_arm_at_initial_joints, starts_from_variant_arm
 from eval_runner.init_states import load_init_states
 from eval_runner.physics import SplitCounters, computed_once
 from eval_runner.policies.base import ACTION_DIM, SETTLE_ACTION, ObservationSpec
@@ -67,6 +68,8 @@ class LiberoEnv:
             ignore_done=True,
         )
         self.init_states = load_init_states(task.init_states_file)
+        #: a LIBERO-plus robot-initial-state variant: its arm starts at its own joints, not the loaded state's
+        self.variant_arm = starts_from_variant_arm(task)
         # The samplers of articulated objects' initial states (drawers open or closed, stoves on or off) that
         # one scene load adds to LIBERO's list (empty for most tasks): see _reset_as_reference.
         self._property_samplers = list(getattr(self._env.env, "object_property_initializers", []))
@@ -136,10 +139,12 @@ class LiberoEnv:
         # Only the observation the policy gets is rendered: the last settle step's (a reset rebuilds the sim).
         with self._images_skipped(settle_steps > 0):
             raw = self._env.set_init_state(self.init_states[init_state])
+        if self.variant_arm:  # the loaded state holds the base task's arm (eval_runner.envs.published_robot)
+            place_arm_at_initial_joints(self._env.env)
         if after_init_state is not None:
             after_init_state()
-            if not settle_steps:  # the state changed after the observation was taken
-                raw = self._env.env._get_observations(force_update=True)
+        if (self.variant_arm or after_init_state is not None) and not settle_steps:
+            raw = self._env.env._get_observations(force_update=True)  # the state changed after it was observed
         settle = np.asarray(SETTLE_ACTION, dtype=np.float64)
         settle[-1] = settle_gripper
         for i in range(settle_steps):

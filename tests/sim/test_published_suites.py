@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from eval_runner.envs.published_assets import unavailable_variants
@@ -58,3 +59,36 @@ def test_given_liberoplus_variants_and_one_without_its_assets_then_those_here_ru
     record = result.provenance.extra["unavailable_variants"]
     assert record["by_category"] == {"light": 1}
     assert record["reasons"] == [{"reason": missing[light.task_id], "task_ids": [light.task_id]}]
+
+
+def test_given_a_liberoplus_robot_initial_state_variant_then_its_arm_settles_at_the_variants_joints(
+    libero_cache: Path,
+) -> None:
+    # GIVEN LIBERO-plus's variant 258 of LIBERO-Spatial, built with its arm MountedPanda1 (initial joints moved
+    # 0.1 rad in norm), whose initial state file is the base task's: it holds the base task's arm
+    from eval_runner.env import LiberoEnv
+    from eval_runner.libero_setup import configure_libero
+    from eval_runner.policies.base import ObservationSpec
+    from rlinf_bench.suites import get_suite
+
+    variant = next(v for v in variants("liberoplus_spatial") if v.name.endswith("_initstate_1"))
+    assert variant.category == "robot_init"
+    configure_libero(libero_cache, needs_renderer=False, package="liberoplus")
+    env = LiberoEnv(get_suite("liberoplus_spatial").task(variant.task_id), ObservationSpec(), horizon=20)
+    try:
+        # WHEN its episode starts as every episode does: reset, initial state 0 loaded, 10 settle steps
+        env.start_episode(0, 0, 10)
+        robot, sim = env.raw_env.env.robots[0], env.sim  # the reset built them anew
+        arm = [int(sim.model.jnt_qposadr[sim.model.joint_name2id(name)]) for name in robot.robot_joints]
+        joints = sim.data.qpos[arm].copy()
+        saved_arm = np.asarray(env.init_states[0])[[1 + a for a in arm]]  # a flattened state: time, qpos, qvel
+        variant_joints = np.asarray(robot.init_qpos)
+        arm_model = type(robot.robot_model).__name__
+    finally:
+        env.close()
+
+    # THEN the arm stands at the variant's initial joints (joint 4: -2.380 rad), not the loaded state's (-2.457)
+    assert arm_model == "MountedPanda1"
+    assert np.abs(saved_arm - variant_joints).max() > 0.05  # the loaded state alone would start elsewhere
+    np.testing.assert_allclose(joints, variant_joints, atol=1e-3)
+    assert joints[3] == pytest.approx(-2.380, abs=1e-3)
