@@ -25,9 +25,11 @@ class Progress:
         initial_successes: int = 0,
         initial_uncounted: int = 0,
     ) -> None:
-        """``initial_*``: a resumed run's finished episodes (``uncounted``: perturbed ones, outside the SR)."""
+        """``total``: every episode of the run, perturbed ones included; ``initial_*``: a resumed run's finished
+        episodes (``uncounted``: perturbed ones, outside the SR)."""
         self.total = total
-        self.done = initial_done
+        self.finished = initial_done + initial_uncounted  # every finished episode: the bar's count and its ETA's
+        self.done = initial_done  # the standard ones: the success rate's
         self.successes = initial_successes
         self._bar: Any = None
         self._logs = contextlib.ExitStack()
@@ -38,7 +40,7 @@ class Progress:
             interactive = sys.stderr.isatty()
             self._bar = tqdm(
                 total=total,
-                initial=initial_done + initial_uncounted,
+                initial=self.finished,
                 desc=desc,
                 unit="ep",
                 file=sys.stderr,
@@ -54,6 +56,7 @@ class Progress:
 
     def episode_done(self, success: bool, *, counted: bool = True) -> None:
         """One more episode finished; ``counted=False`` (a perturbed episode) moves the bar but not the SR."""
+        self.finished += 1
         if counted:
             self.done += 1
             self.successes += int(success)

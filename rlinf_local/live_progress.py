@@ -2,8 +2,10 @@
 
 The Plan state's output (in the execution history) names every Map item and where its result will be; the
 eval Jobs rewrite their RunResult as episodes finish (:mod:`eval_runner.result_writer`), so reading those
-files gives episodes done without any channel of its own. The same reading serves the embedded default
-(``pipeline``/``watch`` show it; ``DIR/state.json`` keeps it for ``status``) and a deployed stack.
+files gives episodes done without any channel of its own. A run with robustness counts its perturbed
+episodes (each task's ``perturbed``) beside the standard ones, in the done and in the total. The same reading
+serves the embedded default (``pipeline``/``watch`` show it; ``DIR/state.json`` keeps it for ``status``) and a
+deployed stack.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rlinf_aws.s3_objects import S3Objects
+from rlinf_bench.contracts.robustness import RobustnessSpec
 from rlinf_bench.document_store import Storage
 from rlinf_bench.errors import StorageError, StoredObjectMissingError
+from rlinf_bench.robustness import perturbed_episodes
 from rlinf_bench.suites import get_suite
 from rlinf_local.execution_history import history, state_outputs
 
@@ -69,13 +73,35 @@ def _duration(seconds: float) -> str:
 
 
 def _episodes_expected(run: dict[str, Any]) -> int:
+    """Every episode run ``run`` (a Plan item's EvalRun) plays: its standard ones and its perturbed ones."""
     tasks = run.get("task_ids")
     if tasks is None:
         try:
             tasks = range(get_suite(str(run.get("suite"))).n_tasks)
         except Exception:  # a suite this install does not know: count what the results say instead
             return 0
-    return len(tasks) * int(run.get("trials_per_task") or run.get("trials") or 0)
+    trials = int(run.get("trials_per_task") or run.get("trials") or 0)
+    return len(tasks) * trials + perturbed_episodes(_robustness(run), len(tasks), trials)
+
+
+def _robustness(run: dict[str, Any]) -> RobustnessSpec | None:
+    """The run's robustness, or None when off (or unreadable: the results' count then takes over)."""
+    spec = run.get("robustness")
+    if not spec:
+        return None
+    try:
+        return RobustnessSpec.model_validate(spec)
+    except ValidationError:
+        return None
+
+
+def _episodes_done(doc: dict[str, Any]) -> int:
+    """Episodes a result document holds: the standard ones (``episodes``) and each task's perturbed ones."""
+    tasks = doc.get("tasks")
+    perturbed = (
+        sum(len(t.get("perturbed") or []) for t in tasks if isinstance(t, dict)) if isinstance(tasks, list) else 0
+    )
+    return int(doc.get("episodes") or 0) + perturbed
 
 
 def _read(storage: Storage, uri: str) -> dict[str, Any] | None:
@@ -104,7 +130,7 @@ def read_progress(sfn: Any, s3: Any, arn: str, *, now: float | None = None) -> L
         run = item.get("run") or {}
         expected = _episodes_expected(run)
         doc = _read(storage, str(item.get("result_uri") or ""))
-        done = int(doc.get("episodes") or 0) if doc else 0
+        done = _episodes_done(doc) if doc else 0
         progress.runs_total += 1
         progress.runs_finished += bool(doc and doc.get("status") in FINISHED_RUN)
         progress.episodes_total += max(expected, done)

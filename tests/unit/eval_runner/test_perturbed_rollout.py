@@ -63,6 +63,7 @@ def test_given_perturbed_episodes_then_each_is_kept_with_its_record_and_a_refuse
     assert total == 9 and builder.finished_all == 9 and builder.finished == 3
     assert [e.init_state for e in task.episodes] == [0, 1, 2]
     assert progress.done == 3  # the bar's success rate counts the standard episodes only
+    assert progress.finished == progress.total == 9  # its count and its ETA count every episode
     played = [(e.init_state, e.perturbation.axis.value, e.perturbation.level) for e in task.perturbed]  # type: ignore[union-attr]
     assert played == [
         (0, "layout", 2),

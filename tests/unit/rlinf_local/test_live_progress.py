@@ -8,9 +8,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from rlinf_bench.contracts import EvalRun, PerturbationAxis, RunStatus
+from rlinf_local.eta import EtaEstimate
 from rlinf_local.executions import ExecutionSummary
 from rlinf_local.live_progress import LiveProgress, ProgressLine, read_progress
 from rlinf_local.status_command import format_status
+from tests.unit.stats.perturbedfactory import perturbed_run
+from tests.unit.stats.runfactory import CKPT
 
 STARTED = datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
 
@@ -76,6 +82,53 @@ def test_given_a_half_written_result_file_then_it_counts_as_not_there_yet(tmp_pa
 
 def test_given_the_plan_has_not_finished_then_there_is_nothing_to_count_yet() -> None:
     assert read_progress(FakeStepFunctions(None), None, "arn") is None
+
+
+def _robustness_plan(tmp_path: Path) -> dict[str, Any]:
+    """One run of 2 tasks x 10 trials with the quick profile: one perturbed episode per task, 22 in all."""
+    run = EvalRun(
+        request_id="r",
+        checkpoint=CKPT,
+        suite="libero_spatial",
+        run_index=0,
+        seed=0,
+        task_ids=[0, 1],
+        trials_per_task=10,
+        policy="builtin:zero",
+        robustness="quick",
+    )
+    item = {"kind": "eval", "result_uri": str(tmp_path / "run0.json"), "run": run.model_dump(mode="json")}
+    return {"eval_items": [item], "probe_items": []}
+
+
+def _snapshot(tmp_path: Path, finished: int) -> None:
+    """The run's result after ``finished`` episodes: the 20 standard ones first, then the 2 perturbed ones."""
+    standard = {0: [1] * min(finished, 10), 1: [1] * min(max(finished - 10, 0), 10)}
+    perturbed = {(PerturbationAxis.CAMERA, 2): {t: [1] for t in range(max(finished - 20, 0))}}
+    result = perturbed_run({t: v for t, v in standard.items() if v}, perturbed)
+    status = RunStatus.COMPLETE if finished == 22 else RunStatus.INCOMPLETE
+    (tmp_path / "run0.json").write_text(result.model_copy(update={"status": status}).model_dump_json())
+
+
+def test_given_a_run_with_robustness_then_its_perturbed_episodes_count_in_done_and_total_and_in_the_eta(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a run whose 22 episodes (20 standard, 2 perturbed) finish one every 10 s
+    plan, eta = _robustness_plan(tmp_path), EtaEstimate()
+    readings: dict[int, LiveProgress] = {}
+    for finished in range(1, 23):
+        _snapshot(tmp_path, finished)
+        # WHEN the progress is read after each episode, and the ETA follows the readings
+        progress = read_progress(FakeStepFunctions(plan), None, "arn", now=STARTED.timestamp() + 10 * finished)
+        assert progress is not None
+        progress.eta_s = eta.update(progress.elapsed_s, progress.episodes_done, progress.episodes_total)
+        readings[finished] = progress
+
+    # THEN the perturbed episodes are counted like the others, and the ETA sees them coming
+    assert (readings[20].episodes_done, readings[20].episodes_total) == (20, 22)
+    assert readings[20].eta_s == pytest.approx(20.0, abs=1.0)  # two more episodes at 10 s each
+    assert readings[21].line().startswith("runs 0/1 · episodes 21/22 (95 %)")
+    assert (readings[22].runs_finished, readings[22].episodes_done, readings[22].episodes_total) == (1, 22, 22)
 
 
 def _progress(done: int) -> LiveProgress:
