@@ -129,7 +129,7 @@ class Rollout:
             else:  # queued episodes wait for a reset in flight: not idle, and a scene can be built meanwhile
                 self._prepare_scene(w)
             return
-        if self.videos is not None and ep.perturbation is None:  # videos are the standard episodes'
+        if self.videos is not None:
             ep = self.videos.plan(ep)
         w.episode = ep
         w.episode_seed = None

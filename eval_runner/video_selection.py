@@ -12,13 +12,15 @@ frames of the one running episode per worker in memory, and decides at its end w
 - a success is kept only while fewer than N are kept.
 
 Memory is bounded by one episode's frames per worker, disk by N videos per task (a displaced video is
-deleted at once). Which failures are kept depends on the order episodes end in, which with several workers
+deleted at once). An episode is named by its key within its task: its initial state for a standard episode;
+the rollout keeps perturbed episodes in a selector of their own, keyed by initial state, axis and level. Which failures are kept depends on the order episodes end in, which with several workers
 is not fixed; the outcomes themselves are not affected. Videos of a resumed run's earlier episodes count
 as kept and are never displaced (they may live in S3, written by an earlier attempt).
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 __all__ = ["SEARCH_FACTOR", "KeepDecision", "VideoSelector"]
@@ -32,12 +34,12 @@ class KeepDecision:
     """What to do with a finished recorded episode: keep its video, and whose video to delete for it."""
 
     keep: bool
-    displaced: int | None = None  # initial state of the kept success whose video this one replaces
+    displaced: Hashable | None = None  # key of the kept episode whose video this one replaces
 
 
 @dataclass
 class _Kept:
-    init_state: int
+    episode: Hashable  # its key within the task (a standard episode's: its initial state)
     success: bool
     fixed: bool  # a resumed episode's video: never displaced
     reason: str | None = None  # a failure's reason (None: a success, or an episode from before reasons)
@@ -51,9 +53,9 @@ class VideoSelector:
     _kept: dict[int, list[_Kept]] = field(default_factory=dict)
     _recorded: dict[int, int] = field(default_factory=dict)  # recorded episodes offered, per task
 
-    def seed(self, task_id: int, init_state: int, success: bool, reason: str | None = None) -> None:
+    def seed(self, task_id: int, episode: Hashable, success: bool, reason: str | None = None) -> None:
         """Count an earlier attempt's video (a resumed run) as kept, for good."""
-        self._kept.setdefault(task_id, []).append(_Kept(init_state, success, fixed=True, reason=reason))
+        self._kept.setdefault(task_id, []).append(_Kept(episode, success, fixed=True, reason=reason))
 
     def wants(self, task_id: int) -> bool:
         """Whether the next episode of ``task_id`` should be recorded: its video could still be kept."""
@@ -65,11 +67,11 @@ class VideoSelector:
         searching = self._recorded.get(task_id, 0) < SEARCH_FACTOR * self.per_task
         return searching and _repeated(failures) is not None
 
-    def offer(self, task_id: int, init_state: int, success: bool, reason: str | None = None) -> KeepDecision:
+    def offer(self, task_id: int, episode: Hashable, success: bool, reason: str | None = None) -> KeepDecision:
         """Decide on a recorded episode that just ended (``reason``: a failure's); the kept set is updated."""
         self._recorded[task_id] = self._recorded.get(task_id, 0) + 1
         kept = self._kept.setdefault(task_id, [])
-        new = _Kept(init_state, success, fixed=False, reason=reason)
+        new = _Kept(episode, success, fixed=False, reason=reason)
         if len(kept) < self.per_task:
             kept.append(new)
             return KeepDecision(keep=True)
@@ -78,7 +80,7 @@ class VideoSelector:
         # A failure with the set full: it replaces the latest success that is not fixed, if any ...
         for i in range(len(kept) - 1, -1, -1):
             if kept[i].success and not kept[i].fixed:
-                displaced = kept.pop(i).init_state
+                displaced = kept.pop(i).episode
                 kept.append(new)
                 return KeepDecision(keep=True, displaced=displaced)
         # ... or, with a reason no kept video shows, the latest failure whose reason another one shows.
@@ -88,12 +90,12 @@ class VideoSelector:
             return KeepDecision(keep=False)
         kept.remove(repeated)
         kept.append(new)
-        return KeepDecision(keep=True, displaced=repeated.init_state)
+        return KeepDecision(keep=True, displaced=repeated.episode)
 
-    def kept(self, task_id: int) -> list[int]:
-        """Initial states whose videos are kept for ``task_id``, failures first, each in the order kept."""
+    def kept(self, task_id: int) -> list[Hashable]:
+        """Keys of the episodes whose videos are kept for ``task_id``, failures first, each in the order kept."""
         items = self._kept.get(task_id, [])
-        return [k.init_state for k in items if not k.success] + [k.init_state for k in items if k.success]
+        return [k.episode for k in items if not k.success] + [k.episode for k in items if k.success]
 
 
 def _repeated(failures: list[_Kept]) -> _Kept | None:

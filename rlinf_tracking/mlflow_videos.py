@@ -66,11 +66,14 @@ class VideoArtifact:
 
 
 def report_videos(report: CheckpointReport) -> list[VideoArtifact]:
-    """Every distinct recorded video of the report, in suite, run, task, state order."""
+    """Every distinct recorded video of the report, the perturbed episodes' included (their files carry the
+    axis and level: ``task00_init03_camera2``), in suite, run, task, state order."""
     seen: set[tuple[str, int, str]] = set()
     out: list[VideoArtifact] = []
     for suite in report.suites:
         rows = [(e.run_index, s.task_id, s.init_state, e.video) for s in suite.states for e in s.episodes]
+        perturbed = suite.robustness.states if suite.robustness is not None else []
+        rows += [(v.run_index, o.task_id, o.init_state, v.video) for o in perturbed for v in o.videos]
         for run_index, _, _, video in sorted(rows, key=lambda r: r[:3]):
             if not video or (suite.suite, run_index, video) in seen:
                 continue

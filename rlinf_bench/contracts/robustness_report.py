@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlinf_bench.contracts.limits import Message, Name
+from rlinf_bench.contracts.limits import Message, Name, Uri
 from rlinf_bench.contracts.robustness import FailureReason, PerturbationAxis
 from rlinf_bench.contracts.verdict import Verdict, VerdictValue
 
@@ -22,6 +22,7 @@ __all__ = [
     "AxisVerdict",
     "CategoryRate",
     "PerturbedOutcome",
+    "PerturbedVideo",
     "ReasonMove",
     "ReasonsSection",
     "RobustnessFlag",
@@ -33,6 +34,15 @@ __all__ = [
 
 class _Part(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class PerturbedVideo(_Part):
+    """One recorded perturbed episode: which run played it, how it ended, and its video as the run named it."""
+
+    run_index: int = Field(ge=0)
+    success: bool
+    video: Uri
+    failure_reason: FailureReason | None = None
 
 
 class PerturbedOutcome(_Part):
@@ -52,6 +62,9 @@ class PerturbedOutcome(_Part):
     seeds: list[int] = Field(default_factory=list, description="Seeds of the paired perturbed episodes, sorted")
     reasons: dict[FailureReason, int] = Field(
         default_factory=dict, description="Why the failed perturbed episodes failed (those with a reason)"
+    )
+    videos: list[PerturbedVideo] = Field(
+        default_factory=list, description="The perturbed episodes that recorded a video, by run index"
     )
 
 

@@ -24,7 +24,9 @@ from rlinf_bench.contracts.layout import ENTRY_PAGE  # every page's breadcrumbs 
 from rlinf_bench.reporting.episode_files import EpisodeFiles, read_episode_video
 from rlinf_bench.reporting.format import checkpoint_title
 from rlinf_bench.reporting.robustness_pages import (
+    VideoLink,
     checkpoint_robustness,
+    perturbed_players,
     reasons_players,
     suite_reasons,
     suite_robustness,
@@ -101,16 +103,22 @@ class _Site:
         path.write_text(html, encoding="utf-8")
         self.written.append(path)
 
-    def video(self, report: CheckpointReport, suite: str, e: StateEpisode, root: str) -> tuple[str | None, str]:
-        """Relative link to a copy of the episode's video, or None and why there is none ("" when none was
-        recorded)."""
-        if not e.video:
+    def video(
+        self, report: CheckpointReport, suite: str, run_index: int, name: str | None, root: str
+    ) -> tuple[str | None, str]:
+        """Relative link to a copy of the video run ``run_index`` named ``name``, or None and why there is none
+        ("" when none was recorded)."""
+        if not name:
             return None, ""
-        key = (report.checkpoint_uri, suite, e.run_index, e.video)
+        key = (report.checkpoint_uri, suite, run_index, name)
         if key not in self.videos:
-            self.videos[key] = self._copy(report, suite, e.run_index, e.video)
+            self.videos[key] = self._copy(report, suite, run_index, name)
         rel, why = self.videos[key]
         return (None, why) if rel is None else (root + rel, "")
+
+    def links(self, report: CheckpointReport, suite: str, root: str) -> VideoLink:
+        """Links to copies of ``suite``'s videos from a page ``root`` below the site's top."""
+        return lambda run_index, name: self.video(report, suite, run_index, name, root)[0]
 
     def _copy(self, report: CheckpointReport, suite: str, run_index: int, name: str) -> tuple[str | None, str]:
         if self.files is None:
@@ -187,7 +195,8 @@ def _write_suite(
 
 def _suite_robustness(site: _Site, report: CheckpointReport, suite: SuiteReport) -> dict[str, Any] | None:
     """The suite page's robustness context, its curve written next to the page (``curve``: its relative link)."""
-    found = suite_robustness(report, suite, site.reports)
+    players = perturbed_players(suite, site.links(report, suite.suite, "../../"))
+    found = suite_robustness(report, suite, site.reports, players)
     if found is None:
         return None
     context, png = found
@@ -251,6 +260,7 @@ def _write_task(
             episodes=episodes,
             reasons=task_reasons(suite, task_id, reason_players),
             reason_players=reason_players,
+            perturbed_players=perturbed_players(suite, site.links(report, suite.suite, root), task_id),
         ),
     )
 
@@ -258,7 +268,7 @@ def _write_task(
 def _episode_row(
     site: _Site, report: CheckpointReport, suite: str, state: int, e: StateEpisode, root: str
 ) -> dict[str, Any]:
-    href, why = site.video(report, suite, e, root)
+    href, why = site.video(report, suite, e.run_index, e.video, root)
     return {
         "state": state,
         "run_index": e.run_index,

@@ -1,13 +1,14 @@
 """What the report site's pages show of robustness and failure reasons: the suite page's section (levels with
-their controls, the curve per axis, the verdicts per axis, the category table over the checkpoints) and the
-task page's reasons beside its videos, one video per reason.
+their controls and a recorded perturbed episode of each, the curve per axis, the verdicts per axis, the category
+table over the checkpoints), the task page's reasons beside its videos, one video per reason, and its perturbed
+episodes' videos.
 
 Only the templates' context is built here; :mod:`rlinf_bench.reporting.pages` writes the pages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rlinf_bench.contracts import CheckpointReport, FailureReason, SuiteReport
@@ -23,7 +24,18 @@ from rlinf_bench.reporting.robustness_text import (
     reason_rows,
 )
 
-__all__ = ["checkpoint_robustness", "reasons_players", "suite_reasons", "suite_robustness", "task_reasons"]
+__all__ = [
+    "VideoLink",
+    "checkpoint_robustness",
+    "perturbed_players",
+    "reasons_players",
+    "suite_reasons",
+    "suite_robustness",
+    "task_reasons",
+]
+
+#: (run index, the video as the run named it) -> the page's link to its copy, or None when there is none
+VideoLink = Callable[[int, str], str | None]
 
 
 def _step(r: CheckpointReport) -> int:
@@ -53,11 +65,15 @@ def checkpoint_robustness(report: CheckpointReport) -> dict[str, Any] | None:
 
 
 def suite_robustness(
-    report: CheckpointReport, suite: SuiteReport, reports: Sequence[CheckpointReport]
+    report: CheckpointReport,
+    suite: SuiteReport,
+    reports: Sequence[CheckpointReport],
+    players: Sequence[dict[str, Any]] = (),
 ) -> tuple[dict[str, Any], bytes | None] | None:
     """The suite page's robustness context and its curve (PNG bytes, None without native levels); None when
     the suite has no robustness section. The category table's rows are this suite at every checkpoint up to
-    this one, oldest first (LIBERO-plus's table, a row per model)."""
+    this one, oldest first (LIBERO-plus's table, a row per model). Each level's row links the first of
+    ``players`` (:func:`perturbed_players`) played at that level: a failure when one was recorded."""
     section = suite.robustness
     if section is None:
         return None
@@ -73,7 +89,15 @@ def suite_robustness(
         else None
     )
     context = {
-        "levels": [{"label": level_label(r), "axis": r.axis.value, "cells": drop_cells(r)} for r in section.levels],
+        "levels": [
+            {
+                "label": level_label(r),
+                "axis": r.axis.value,
+                "cells": drop_cells(r),
+                "video": next((p for p in players if (p["axis"], p["level"]) == (r.axis.value, r.level)), None),
+            }
+            for r in section.levels
+        ],
         "verdicts": section.verdicts,
         "flag": flag_text(section.flag) if section.flag else "",
         "table": category_table(rows),
@@ -148,3 +172,32 @@ def reasons_players(episodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if reason and e["video_href"] and not e["success"] and reason not in out:
             out[reason] = {**e, "reason_word": REASON_WORDS[FailureReason(reason)]}
     return [out[r.value] for r in FailureReason if r.value in out]
+
+
+def perturbed_players(suite: SuiteReport, link: VideoLink, task_id: int | None = None) -> list[dict[str, Any]]:
+    """The recorded perturbed episodes of ``suite`` (of task ``task_id`` when given) whose video has a link,
+    failures first, each in the section's order (axis, task, initial state, level, run)."""
+    section = suite.robustness
+    found: list[dict[str, Any]] = []
+    for o in section.states if section is not None else []:
+        if task_id is not None and o.task_id != task_id:
+            continue
+        for v in o.videos:
+            href = link(v.run_index, v.video)
+            if href is None:
+                continue
+            reason = v.failure_reason
+            found.append(
+                {
+                    "task_id": o.task_id,
+                    "state": o.init_state,
+                    "axis": o.axis.value,
+                    "level": o.level,
+                    "label": level_label(o),
+                    "run_index": v.run_index,
+                    "success": v.success,
+                    "reason_word": REASON_WORDS[reason] if reason is not None else "",
+                    "video_href": href,
+                }
+            )
+    return sorted(found, key=lambda p: bool(p["success"]))  # stable: the section's order within each

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from rlinf_bench.contracts import FailureReason, VerdictValue
 from rlinf_bench.contracts.robustness_report import (
     CategoryRate,
+    PerturbedOutcome,
     ReasonMove,
     RobustnessFlag,
     RobustnessLevel,
@@ -65,7 +66,7 @@ def signed_pts(x: float | None) -> str:
     return f"{points:+.1f} pts"
 
 
-def level_label(row: RobustnessLevel) -> str:
+def level_label(row: RobustnessLevel | PerturbedOutcome) -> str:
     """``camera level 2 (10 deg)``."""
     return f"{row.axis.value} level {row.level} ({row.magnitude:g} {row.unit})"
 

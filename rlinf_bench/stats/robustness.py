@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rlinf_bench.contracts import EpisodeResult, FailureReason, PerturbationAxis, RunResult
-from rlinf_bench.contracts.robustness_report import CategoryRate, PerturbedOutcome, RobustnessLevel, RobustnessSection
+from rlinf_bench.contracts.robustness_report import (
+    CategoryRate,
+    PerturbedOutcome,
+    PerturbedVideo,
+    RobustnessLevel,
+    RobustnessSection,
+)
 from rlinf_bench.errors import ResultsMismatchError
 from rlinf_bench.published_suites import category_of as published_category_of
 from rlinf_bench.stats.intervals import clustered_interval, paired_difference
@@ -84,6 +90,7 @@ class _Cell:
     unpaired: int = 0
     seeds: list[int] = field(default_factory=list)
     reasons: Counter[FailureReason] = field(default_factory=Counter)
+    videos: list[PerturbedVideo] = field(default_factory=list)
 
 
 def _add(
@@ -91,6 +98,7 @@ def _add(
     task_id: int,
     e: EpisodeResult,
     twin: EpisodeResult | None,
+    run_index: int,
 ) -> None:
     p = e.perturbation
     if p is None:  # TaskResult refuses it; a guard for the type checker
@@ -101,6 +109,10 @@ def _add(
         raise ResultsMismatchError(
             f"task {task_id} state {e.init_state}: {p.axis.value} level {p.level} is {cell.magnitude:g} {cell.unit} in "
             f"one run and {p.magnitude:g} {p.unit} in another; aggregate runs of one robustness profile"
+        )
+    if e.video:  # shown whether or not its twin is there
+        cell.videos.append(
+            PerturbedVideo(run_index=run_index, success=e.success, video=e.video, failure_reason=e.failure_reason)
         )
     if twin is None:
         cell.unpaired += 1
@@ -116,11 +128,11 @@ def _add(
 def perturbed_outcomes(completed: Sequence[RunResult]) -> list[PerturbedOutcome]:
     """Every (task, initial state, axis, level) of the completed runs, each perturbed episode with its twin."""
     cells: dict[tuple[int, int, PerturbationAxis, int], _Cell] = {}
-    for run in completed:
+    for run in sorted(completed, key=lambda r: r.run_index):
         for task in run.tasks:
             twins = {e.init_state: e for e in task.episodes}
             for e in task.perturbed:
-                _add(cells, task.task_id, e, twins.get(e.init_state))
+                _add(cells, task.task_id, e, twins.get(e.init_state), run.run_index)
     return [
         PerturbedOutcome(
             task_id=task_id,
@@ -135,6 +147,7 @@ def perturbed_outcomes(completed: Sequence[RunResult]) -> list[PerturbedOutcome]
             unpaired=c.unpaired,
             seeds=sorted(c.seeds),
             reasons=dict(sorted(c.reasons.items())),
+            videos=c.videos,
         )
         for (task_id, state, axis, level), c in sorted(cells.items(), key=lambda kv: (_axis_rank(kv[0][2]), kv[0]))
     ]

@@ -47,6 +47,10 @@ def fake_worker(options: FakeOptions, conn: Connection, config: WorkerConfig) ->
                 return
             if msg[0] == "load":  # a scene build: nothing to build here
                 conn.send(("loaded", None, {"setup_s": 0.0}))
+            elif msg[0] == "video":  # the episode that just ended, as a short MP4 of blank frames
+                from eval_runner.video import write_video
+
+                conn.send(("ok", str(write_video(Path(msg[1]), [np.zeros((32, 32, 3), np.uint8)] * 2))))
             elif msg[0] == "start":
                 episode, steps = msg[1], 0
                 if options.render_fail == episode.init_state and not (

@@ -10,6 +10,7 @@ from eval_runner.envs.libero_scene import LiberoScenes
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
 from eval_runner.rollout import Rollout
+from eval_runner.rollout_videos import RolloutVideos
 from eval_runner.run_result import ResultBuilder
 from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
@@ -79,3 +80,54 @@ def test_given_perturbed_episodes_then_each_is_kept_with_its_record_and_a_refuse
     assert all(e.perturbation.params == {"drawn": 1.0} for e in task.perturbed)  # type: ignore[union-attr]
     # a level-0 episode of the stand-in plays as its twin
     assert [list(r) for r in policy.seen["t0-s1-noise0-a0"]] == [list(r) for r in policy.seen["t0-s1-a0"]]
+
+
+def test_given_videos_then_perturbed_episodes_record_theirs_beside_their_twins_under_names_with_axis_and_level(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a run of 2 initial states, both also played under camera 2 and noise 1, one video per task kept
+    run = EvalRun(
+        request_id="t",
+        checkpoint=CheckpointRef(uri="", experiment="none", global_step=0),
+        suite=SUITE,
+        run_index=0,
+        seed=3,
+        task_ids=[0],
+        trials_per_task=2,
+        max_steps=4,
+        workers=1,
+        videos=1,
+        robustness={"axes": {"camera": [2], "noise": [1]}, "states": 2},
+    )
+    policy = RowWise()
+    builder = ResultBuilder(run, [get_suite(SUITE).task(0)], 4, 0, Provenance(host="test"))
+    writer = ResultWriter(str(tmp_path / "run0.json"))
+    config = WorkerConfig(scenes=LiberoScenes(suite=SUITE, obs_spec=policy.obs_spec, horizon=4))
+    handles = [WorkerHandle(0, config, "spawn", target=functools.partial(fake_worker, FakeOptions()))]
+    try:
+        # WHEN it runs
+        Rollout(
+            policy=policy,
+            scheduler=Scheduler(plan_episodes(SUITE, run.seed, [0], 2, run.robustness)),
+            workers=handles,
+            builder=builder,
+            writer=writer,
+            settings=EvalSettings(progress=False),
+            progress=Progress(6, desc="t", enabled=False),
+            task_language={0: "do it"},
+            videos=RolloutVideos(1, tmp_path / "run0.videos", writer, builder),
+        ).run()
+    finally:
+        close_all(handles)
+    task = builder.build(RunStatus.COMPLETE).tasks[0]
+
+    # THEN the standard episodes keep their one video and the perturbed ones one of their own, each file named
+    # after its episode's axis and level, so no twin overwrites another's
+    videos = tmp_path / "run0.videos"
+    [standard] = [e for e in task.episodes if e.video]
+    [twin] = [e for e in task.perturbed if e.video]
+    assert twin.perturbation is not None
+    tag = f"{twin.perturbation.axis.value}{twin.perturbation.level}"
+    assert standard.video == str(videos / f"task00_init{standard.init_state:02d}.mp4")
+    assert twin.video == str(videos / f"task00_init{twin.init_state:02d}_{tag}.mp4")
+    assert sorted(p.name for p in videos.iterdir()) == sorted(Path(v).name for v in (standard.video, twin.video))

@@ -9,14 +9,16 @@ from typing import Any
 import numpy as np
 import pytest
 
+from eval_runner.perturbations.draw import AxisLevel
 from eval_runner.result_writer import ResultWriter
 from eval_runner.rollout_videos import RolloutVideos
 from eval_runner.run_result import ResultBuilder
 from eval_runner.scheduler import EpisodeTask
 from eval_runner.video import write_video
 from eval_runner.video_selection import SEARCH_FACTOR, VideoSelector
-from rlinf_bench.contracts import CheckpointRef, EpisodeResult, EvalRun, Provenance
+from rlinf_bench.contracts import CheckpointRef, EpisodeResult, EvalRun, PerturbationAxis, Provenance
 from rlinf_bench.errors import ConfigError
+from rlinf_bench.robustness import perturbation_record
 
 
 def _probe(path: Path) -> str:
@@ -134,3 +136,32 @@ def test_the_rollout_keeps_failures_first_and_deletes_a_displaced_video(tmp_path
     assert sorted(with_video) == [2, 4]  # both failures, no success
     assert sorted(p.name for p in (tmp_path / "run0.videos").iterdir()) == ["task00_init02.mp4", "task00_init04.mp4"]
     assert not videos.plan(EpisodeTask(task_id=0, init_state=5, seed=0)).record_video
+
+
+def test_perturbed_twins_keep_videos_of_their_own_and_a_displaced_one_is_cleared_in_the_perturbed_list(
+    tmp_path: Path,
+) -> None:
+    builder = _builder()
+    writer = ResultWriter(str(tmp_path / "run0.json"))
+    videos = RolloutVideos(1, tmp_path / "run0.videos", writer, builder)
+    worker: Any = _Worker()
+    # GIVEN state 0 played standard (a success), then under camera 2 (a success) and under light 2 (a failure)
+    for axis, success in [(None, True), (PerturbationAxis.CAMERA, True), (PerturbationAxis.LIGHT, False)]:
+        drawn = AxisLevel(axis, 2) if axis is not None else None
+        ep = videos.plan(EpisodeTask(task_id=0, init_state=0, seed=0, perturbation=drawn))
+        assert ep.record_video
+        # WHEN each ends
+        video = videos.finish(worker, ep, success, None if success else "dropped")
+        record = perturbation_record(axis, 2) if axis is not None else None
+        builder.add(
+            0,
+            EpisodeResult(init_state=0, seed=0, success=success, steps=5, wall_s=0.1, video=video, perturbation=record),
+        )
+    # THEN the standard episode keeps its video beside the perturbed ones' (a budget of their own), the light
+    # failure displaced the camera success, and only the displaced file and field are gone
+    assert builder.episodes[0][0].video == str(tmp_path / "run0.videos" / "task00_init00.mp4")
+    assert [e.video for e in builder.perturbed[0]] == [None, str(tmp_path / "run0.videos" / "task00_init00_light2.mp4")]
+    assert sorted(p.name for p in (tmp_path / "run0.videos").iterdir()) == [
+        "task00_init00.mp4",
+        "task00_init00_light2.mp4",
+    ]

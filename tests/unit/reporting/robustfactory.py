@@ -1,12 +1,21 @@
 """Two checkpoints with a robustness profile and failure reasons: at step 200 the standard SR rose, camera fell
 decisively (the headline flag), and task 2 has 12 more grasp failures than at step 100; failed episodes of
-three reasons have a video. What the report, MLflow and message tests render."""
+three reasons have a video, and so has one failed perturbed episode. What the report, MLflow and message tests
+render."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rlinf_bench.contracts import CheckpointReport, FailureReason, Perturbation, PerturbationAxis, RunResult
+from rlinf_bench.contracts import (
+    CheckpointReport,
+    EpisodeResult,
+    FailureReason,
+    Perturbation,
+    PerturbationAxis,
+    RunResult,
+    TaskResult,
+)
 from rlinf_bench.stats.aggregate import SourcedRun, aggregate_checkpoint
 from rlinf_bench.stats.verdicts import apply_verdicts
 from tests.unit.stats.perturbedfactory import Perturbed, perturbed_run
@@ -47,9 +56,9 @@ def _outcomes(step: int, run: int) -> tuple[dict[int, list[int]], Perturbed]:
     return control, perturbed
 
 
-def robust_runs(step: int, video: Path | None = None) -> list[RunResult]:
+def robust_runs(step: int, video: Path | None = None, perturbed_video: Path | None = None) -> list[RunResult]:
     """Three runs of one checkpoint; with ``video``, every failed standard episode of state 0 (and of task 2's
-    state 3) names it."""
+    state 3) names it; with ``perturbed_video``, run 0's failed camera level 2 episode of task 1's state 0."""
     out = []
     for r in range(3):
         control, perturbed = _outcomes(step, r)
@@ -65,21 +74,32 @@ def robust_runs(step: int, video: Path | None = None) -> list[RunResult]:
                 ]
                 tasks.append(t.model_copy(update={"episodes": eps}))
             run = run.with_tasks(tasks)
+        if perturbed_video is not None and r == 0:
+            run = run.with_tasks([_with_perturbed_video(t, perturbed_video) for t in run.tasks])
         out.append(run)
     return out
+
+
+def _with_perturbed_video(task: TaskResult, video: Path) -> TaskResult:
+    def named(e: EpisodeResult) -> bool:
+        p = e.perturbation
+        return task.task_id == 1 and e.init_state == 0 and p is not None and (p.axis, p.level) == (CAMERA, 2)
+
+    return task.model_copy(
+        update={"perturbed": [e.model_copy(update={"video": str(video)}) if named(e) else e for e in task.perturbed]}
+    )
 
 
 def _source(step: int, run_index: int, video: Path | None) -> str:
     return str(video.parent / f"step{step}-run{run_index}.json") if video else f"{step}-{run_index}"
 
 
-def robust_checkpoints(video: Path | None = None) -> list[CheckpointReport]:
+def robust_checkpoints(video: Path | None = None, perturbed_video: Path | None = None) -> list[CheckpointReport]:
     """Step 100, then step 200 with verdicts against it."""
     reports: list[CheckpointReport] = []
     for step in (100, 200):
-        report = aggregate_checkpoint(
-            [SourcedRun(_source(step, r.run_index, video), r) for r in robust_runs(step, video)]
-        )
+        runs = robust_runs(step, video, perturbed_video)
+        report = aggregate_checkpoint([SourcedRun(_source(step, r.run_index, video), r) for r in runs])
         apply_verdicts(report, [], reports)
         reports.append(report)
     return reports

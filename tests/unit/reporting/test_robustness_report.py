@@ -34,8 +34,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     video = root / "runs" / "ep0.mp4"
     video.parent.mkdir()
     video.write_bytes(b"\x00\x00\x00\x18ftypmp42 fake")
+    perturbed = root / "runs" / "task01_init00_camera2.mp4"
+    perturbed.write_bytes(b"\x00\x00\x00\x18ftypmp42 perturbed")
     out = root / "site"
-    write_site(robust_checkpoints(video), out, baselines=[], title="rlinf-bench: exp")
+    write_site(robust_checkpoints(video, perturbed), out, baselines=[], title="rlinf-bench: exp")
     return out
 
 
@@ -83,6 +85,29 @@ def test_the_task_page_puts_the_reasons_beside_the_videos_with_one_video_per_rea
     never = re.search(r'<tr data-reason="never_reached">(.*?)</tr>', page)
     assert never is not None and re.findall(r"<td>(.*?)</td>", never.group(1))[4] == "87"  # perturbed episodes
     assert page.count("<td>grasp failed</td>") == 1 + 18  # the reasons table, then each failed episode's row
+
+
+def test_a_recorded_perturbed_episode_is_linked_from_its_level_on_the_suite_page_and_played_on_its_task_page(
+    site: Path,
+) -> None:
+    # GIVEN run 0's failed camera level 2 episode of task 1, state 0 recorded a video
+    suite_page = (site / STEP_200 / "libero_spatial.html").read_text()
+    # WHEN the pages are written THEN its level's row links it, and the levels without a video say so
+    rows = dict(
+        re.findall(r'<tr data-axis="\w+"><td>([^<]+)</td>.*?<td>([^<]*|<a [^>]+>[^<]+</a>)</td></tr>', suite_page)
+    )
+    link = re.fullmatch(
+        r'<a class="video" href="([^"]+)">task 1, state 0, run 0: never reached</a>', rows["camera level 2 (10 deg)"]
+    )
+    assert link is not None and rows["camera level 1 (5 deg)"] == "—"
+    copy = (site / STEP_200 / link.group(1)).resolve()
+    assert copy.name.endswith("-task01_init00_camera2.mp4") and copy.read_bytes().endswith(b"perturbed")
+    # ... and task 1's page plays it with its axis, level and reason; task 0's page has no such section
+    task_page = (site / STEP_200 / "libero_spatial" / "task_1.html").read_text()
+    players = task_page[task_page.index('<div class="players perturbed">') :]
+    assert players.count("<figure") == 1 and copy.name in players
+    assert 'camera level 2 (10 deg): state 0, run 0: <span class="ko">never reached</span>' in players
+    assert 'id="perturbed-videos"' not in (site / STEP_200 / "libero_spatial" / "task_0.html").read_text()
 
 
 def test_the_checkpoint_page_links_each_suites_robustness(site: Path) -> None:

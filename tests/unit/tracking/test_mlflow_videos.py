@@ -46,3 +46,23 @@ def test_a_video_whose_content_is_a_gif_is_staged_as_a_gif(tmp_path: Path) -> No
     video.write_bytes(b"GIF89a" + b"\x00" * 16)
     staged = stage_videos(two_checkpoints(video)[1], tmp_path / "stage", StoredRunFiles())
     assert staged and all(path.name == "task00_init00.gif" for path, _ in staged)
+
+
+def test_a_perturbed_episodes_video_is_published_beside_its_twins_under_its_own_name(tmp_path: Path) -> None:
+    from tests.unit.reporting.robustfactory import robust_checkpoints
+
+    # GIVEN a report whose run 0 recorded its twin's video and a failed camera level 2 episode's
+    twin = tmp_path / "runs" / "task01_init00.mp4"
+    perturbed = tmp_path / "runs" / "task01_init00_camera2.mp4"
+    twin.parent.mkdir()
+    twin.write_bytes(MP4 + b" twin")
+    perturbed.write_bytes(MP4 + b" perturbed")
+    report = robust_checkpoints(twin, perturbed)[1]
+
+    # WHEN its videos are staged for MLflow
+    staged = stage_videos(report, tmp_path / "stage", StoredRunFiles())
+
+    # THEN both are there, each under its own name
+    run0 = tmp_path / "stage/videos/libero_spatial/run0"
+    assert {path for path, _ in staged} >= {run0 / "task01_init00.mp4", run0 / "task01_init00_camera2.mp4"}
+    assert (run0 / "task01_init00_camera2.mp4").read_bytes() == perturbed.read_bytes()
