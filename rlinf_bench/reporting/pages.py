@@ -241,6 +241,7 @@ def _write_task(
     title = f"{checkpoint_title(report)} / {suite.suite} / task {task.task_id}: {task.task_name}"
     players = _players(episodes)
     reason_players = reasons_players(episodes)
+    perturbed = perturbed_players(suite, site.links(report, suite.suite, root), task_id)
     site.write(
         f"checkpoints/{slug}/{name}/task_{task_id}.html",
         render(
@@ -258,9 +259,9 @@ def _write_task(
             grid=grid,
             players=players,
             episodes=episodes,
-            reasons=task_reasons(suite, task_id, reason_players),
+            reasons=task_reasons(suite, task_id, reason_players, perturbed),
             reason_players=reason_players,
-            perturbed_players=perturbed_players(suite, site.links(report, suite.suite, root), task_id),
+            perturbed_players=perturbed,
         ),
     )
 

@@ -134,9 +134,15 @@ def suite_reasons(suite: SuiteReport) -> dict[str, Any] | None:
     }
 
 
-def task_reasons(suite: SuiteReport, task_id: int, players: Sequence[dict[str, Any]] = ()) -> dict[str, Any] | None:
+def task_reasons(
+    suite: SuiteReport,
+    task_id: int,
+    players: Sequence[dict[str, Any]] = (),
+    perturbed: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any] | None:
     """The task page's reasons table (now, previous, change, under perturbation, the video of one episode of
-    that reason from ``players``: :func:`reasons_players`'); None without reasons."""
+    that reason from ``players``: :func:`reasons_players`', and of one perturbed episode from ``perturbed``:
+    :func:`perturbed_players`'); None without reasons."""
     section = suite.failure_reasons
     task = next((t for t in section.tasks if t.task_id == task_id), None) if section is not None else None
     if section is None or task is None:
@@ -144,6 +150,9 @@ def task_reasons(suite: SuiteReport, task_id: int, players: Sequence[dict[str, A
     compared = bool(section.against)
     rows = reason_rows(task, section.moves, compared)
     video = {p["failure_reason"]: p for p in players}
+    perturbed_video: dict[str, dict[str, Any]] = {}
+    for p in perturbed:
+        perturbed_video.setdefault(p["failure_reason"], p)
     return {
         "against": section.against,
         "unlabelled": task.unlabelled,
@@ -157,6 +166,7 @@ def task_reasons(suite: SuiteReport, task_id: int, players: Sequence[dict[str, A
                 "decisive": r.decisive,
                 "perturbed": r.perturbed,
                 "video": video.get(r.reason.value),
+                "perturbed_video": perturbed_video.get(r.reason.value),
             }
             for r in rows
         ],
@@ -196,6 +206,7 @@ def perturbed_players(suite: SuiteReport, link: VideoLink, task_id: int | None =
                     "label": level_label(o),
                     "run_index": v.run_index,
                     "success": v.success,
+                    "failure_reason": reason.value if reason is not None else "",
                     "reason_word": REASON_WORDS[reason] if reason is not None else "",
                     "video_href": href,
                 }

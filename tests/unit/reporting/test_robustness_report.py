@@ -107,6 +107,9 @@ def test_a_recorded_perturbed_episode_is_linked_from_its_level_on_the_suite_page
     players = task_page[task_page.index('<div class="players perturbed">') :]
     assert players.count("<figure") == 1 and copy.name in players
     assert 'camera level 2 (10 deg): state 0, run 0: <span class="ko">never reached</span>' in players
+    never = re.search(r'<tr data-reason="never_reached">(.*?)</tr>', task_page)
+    assert never is not None and re.findall(r"<td>(.*?)</td>", never.group(1))[4].startswith("87 <a class=")
+    assert f'href="{link.group(1).replace("../", "../../", 1)}">camera 2, state 0, run 0</a>' in never.group(1)
     assert 'id="perturbed-videos"' not in (site / STEP_200 / "libero_spatial" / "task_0.html").read_text()
 
 
