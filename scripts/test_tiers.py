@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
-"""Run the test suite tier by tier (unit, integration, e2e, sim), concurrently where that is safe, plus the
-tests of the other venvs, and print each tier's wall time at the end.
+"""Run the test suite in parts (unit, integration, e2e, sim, and the other venvs' tests), two at a time,
+and print each part's wall time at the end.
 
     .venv/bin/python scripts/test_tiers.py [--rlinf-python PATH] [--robotwin-python PATH] [--jobs N]
-        [--serial] [--tiers unit,sim,...] [PYTEST ARGS...]
+        [--serial] [--tiers unit,sim,...] [--save-durations] [PYTEST ARGS...]
 
 Every argument this script does not know goes to every pytest it starts (``-x``, ``-k EXPR``, ``-m EXPR``,
 ``--timeout 600``, test paths: a path under tests/ restricts the run to the tiers that hold it).
 
-Concurrency (docs/performance.md, "The test suite", says why): the main-venv tiers run as separate pytest
-processes, ``--jobs`` at a time (default 2, the cores of the dev box and CI), longest first, so the
-simulator tier runs beside unit → integration → e2e. The sim and e2e tiers spawn simulator worker
-processes of their own, so more than 2 concurrent tiers on 2 cores only adds contention. The other venvs'
-tests (rlinf, robotwin) run after the main-venv tiers, one at a time: they share nothing with them, but
-they are simulator-heavy too. A tier's output is kept in a log and printed whole when the tier ends
-(unprefixed, so pytest's ``N passed`` summary lines stay as pytest wrote them); ``--serial`` runs the tiers
-one at a time with their output streamed live.
+Concurrency (docs/performance.md, "The test suite", says why): each part is a separate pytest process and
+``--jobs`` of them (default 2, the cores of the dev box and CI) run at once, longest first, the next one
+starting as soon as a slot is free. The two long tiers (sim, e2e) are split in two parts each, their files
+balanced by the times recorded in ``scripts/test_durations.json``, so the slots end together instead of one
+waiting for the longest tier; ``--save-durations`` rewrites that file from this run's per-file times
+(pytest's JUnit XML). The sim and e2e tests spawn simulator worker processes of their own, so more than 2
+parts at once on 2 cores only adds contention. The other venvs' tests (rlinf, robotwin) take slots like the
+rest. A part's output is kept in a log and printed whole when it ends (unprefixed, so pytest's ``N
+passed`` summary lines stay as pytest wrote them); ``--serial`` runs the parts one at a time with their
+output streamed live.
 
-Exit status: 0 when every tier passed; 1 when any failed. pytest's exit code 5 ("no tests collected") is a
-failure only for a tier that should have had tests, i.e. when no selection (``-k``, ``-m``, ``--lf``,
+Exit status: 0 when every part passed; 1 when any failed. pytest's exit code 5 ("no tests collected") is a
+failure only for a part that should have had tests, i.e. when no selection (``-k``, ``-m``, ``--lf``,
 ``--deselect``, ``--ignore``, test paths) was passed. A venv whose python does not exist is skipped with a
 note, or is an error under ``CI=true``.
 """
@@ -26,6 +28,7 @@ note, or is an error under ``CI=true``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -34,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,9 +58,14 @@ MAIN_TIERS: dict[str, tuple[str, ...]] = {
     "e2e": ("tests/e2e",),
     "sim": ("tests/sim",),
 }
-# Longest first, then the shortest ones fill in beside it (measured: sim ~10, e2e ~6, integration ~4.5,
-# unit ~1 min serial on the 2-core box). With 2 slots: sim | e2e → integration → unit.
+# Tiers in the order --serial runs them (and the order parts of equal weight start in).
 START_ORDER = ("sim", "e2e", "integration", "unit")
+# Tiers run as several pytest processes, their files balanced by recorded time.
+PARTS = {"sim": 2, "e2e": 2}
+DURATIONS = REPO / "scripts" / "test_durations.json"
+# A file with no recorded time (new) counts as this many seconds when balancing; a tier's weight when
+# nothing of it is recorded (the other venvs') orders it after the recorded ones.
+UNKNOWN_FILE_S = 5.0
 
 HEARTBEAT_S = 240
 SELECTION_OPTIONS = (
@@ -86,6 +95,8 @@ class Tier:
     note: str = ""
     log: Path | None = None
     status: str = field(default="")
+    #: expected seconds (recorded per-file times), for the longest-first order
+    weight: float = 0.0
 
 
 def split_selection(extra: list[str]) -> tuple[list[str], list[str]]:
@@ -125,11 +136,58 @@ def within(root: str, path: str) -> bool:
     return "::" not in path and (root == p or root.startswith(p + "/"))
 
 
+def load_durations(path: Path) -> dict[str, float]:
+    """Recorded seconds per test file (``--save-durations`` writes them); empty when there is no record."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in data.items() if isinstance(v, (int, float))}
+
+
+def split_tier(
+    name: str, roots: tuple[str, ...], parts: int, durations: dict[str, float]
+) -> list[tuple[str, list[str], float]]:
+    """The tier's test files in ``parts`` groups of about equal recorded time: (part name, files, seconds).
+
+    Longest file first into the lightest group; a file with no record counts :data:`UNKNOWN_FILE_S`. One
+    part keeps the tier's folders as they are (conftest files and non-file tests included)."""
+    if parts <= 1:
+        return [(name, list(roots), sum(v for k, v in durations.items() if any(under(k, r) for r in roots)))]
+    files = sorted(str(p.relative_to(REPO)) for r in roots for p in (REPO / r).rglob("test_*.py") if p.is_file())
+    weighted = sorted(((durations.get(f, UNKNOWN_FILE_S), f) for f in files), key=lambda x: (-x[0], x[1]))
+    groups: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(parts)]
+    for seconds, f in weighted:
+        i = min(range(parts), key=lambda j: (groups[j][0], j))
+        groups[i] = (groups[i][0] + seconds, [*groups[i][1], f])
+    return [(f"{name} {i + 1}/{parts}", sorted(fs), w) for i, (w, fs) in enumerate(groups) if fs]
+
+
+def file_durations(junit: Path) -> dict[str, float]:
+    """Seconds per test file from one pytest JUnit XML report (setup, call and teardown together)."""
+    out: dict[str, float] = {}
+    try:
+        root = ET.parse(junit).getroot()
+    except (OSError, ET.ParseError):
+        return out
+    for case in root.iter("testcase"):
+        classname = case.get("classname", "")
+        # tests.sim.test_x or tests.sim.test_x.TestClass: the file is the first dotted prefix that exists
+        parts = classname.split(".")
+        for n in range(len(parts), 0, -1):
+            candidate = "/".join(parts[:n]) + ".py"
+            if (REPO / candidate).is_file():
+                out[candidate] = out.get(candidate, 0.0) + float(case.get("time") or 0.0)
+                break
+    return out
+
+
 def build_tiers(opts: argparse.Namespace, extra: list[str]) -> tuple[list[Tier], list[Tier], list[str]]:
     paths, rest = split_selection(extra)
     selected = bool(paths) or has_selection(rest)
     common = ["-p", "no:cacheprovider"]
     wanted = set(opts.tiers.split(",")) if opts.tiers else None
+    durations = getattr(opts, "durations", None) or {}
     errors: list[str] = []
     main: list[Tier] = []
     for name in START_ORDER:
@@ -141,9 +199,11 @@ def build_tiers(opts: argparse.Namespace, extra: list[str]) -> tuple[list[Tier],
             mine += [r for r in roots if any(within(r, p) for p in paths)]
             if not mine:
                 continue
-        else:
-            mine = list(roots)
-        main.append(Tier(name, [opts.python, "-m", "pytest", *mine, *common, *rest], expect_tests=not selected))
+            main.append(Tier(name, [opts.python, "-m", "pytest", *mine, *common, *rest], expect_tests=not selected))
+            continue
+        for part_name, files, weight in split_tier(name, roots, PARTS.get(name, 1), durations):
+            argv = [opts.python, "-m", "pytest", *files, *common, *rest]
+            main.append(Tier(part_name, argv, expect_tests=not selected, weight=weight))
 
     other: list[Tier] = []
     ci = os.environ.get("CI", "").lower() == "true"
@@ -159,7 +219,9 @@ def build_tiers(opts: argparse.Namespace, extra: list[str]) -> tuple[list[Tier],
             ]
             if not tests:
                 continue
-        tier = Tier(name, [python, "-m", "pytest", *tests, *common, *rest], expect_tests=not selected, venv=name)
+        weight = sum(v for k, v in durations.items() if any(under(k, t) for t in tests)) or UNKNOWN_FILE_S
+        argv = [python, "-m", "pytest", *tests, *common, *rest]
+        tier = Tier(name, argv, expect_tests=not selected, venv=name, weight=weight)
         if not (REPO / python).exists() and not Path(python).exists():
             message = f"{name}: {python} does not exist (make setup-{name} creates it)"
             if ci:
@@ -222,7 +284,7 @@ def run_concurrently(tiers: list[Tier], jobs: int, logdir: Path) -> None:
     while queue or running:
         while queue and len(running) < jobs:
             tier = queue.pop(0)
-            tier.log = logdir / f"{tier.name}.log"
+            tier.log = logdir / f"{slug(tier.name)}.log"
             with lock:
                 print(f"##### tier {tier.name} started: {shlex.join(tier.argv)} (log: {tier.log})", flush=True)
             fh = tier.log.open("wb")
@@ -252,6 +314,23 @@ def run_concurrently(tiers: list[Tier], jobs: int, logdir: Path) -> None:
                 print(f"\n##### tier {tier.name} ({tier.wall_s:.0f} s, {tier.status}): output", flush=True)
                 sys.stdout.write(text if text.endswith("\n") else text + "\n")
                 print(f"##### end of tier {tier.name}", flush=True)
+
+
+def slug(name: str) -> str:
+    """A part's name as a file name: ``sim 1/2`` -> ``sim-1-of-2``."""
+    return name.replace(" ", "-").replace("/", "-of-")
+
+
+def save_durations(logdir: Path, tiers: list[Tier], path: Path) -> int:
+    """Merge this run's per-file times (the parts' JUnit XML) into ``path``; the number of files recorded."""
+    recorded = load_durations(path)
+    measured: dict[str, float] = {}
+    for tier in tiers:
+        for f, seconds in file_durations(logdir / f"{slug(tier.name)}.xml").items():
+            measured[f] = measured.get(f, 0.0) + seconds
+    recorded.update({f: round(v, 1) for f, v in measured.items()})
+    path.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
+    return len(measured)
 
 
 def table(tiers: list[Tier], total_s: float) -> str:
@@ -285,7 +364,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serial", action="store_true", help="one tier at a time, output streamed live")
     parser.add_argument("--tiers", help="comma-separated subset: unit,integration,e2e,sim,rlinf,robotwin")
     parser.add_argument("--log-dir", type=Path, help="where the tiers' logs go (default: a temporary folder)")
+    parser.add_argument(
+        "--save-durations",
+        action="store_true",
+        help="rewrite scripts/test_durations.json from this run's per-file times (balances the next run's parts)",
+    )
     opts, extra = parser.parse_known_args(argv)
+    opts.durations = load_durations(DURATIONS)
     if opts.tiers and (bad := set(opts.tiers.split(",")) - set(MAIN_TIERS) - {"rlinf", "robotwin"}):
         parser.error(f"unknown tiers: {', '.join(sorted(bad))}")
 
@@ -295,15 +380,18 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     logdir = opts.log_dir or Path(tempfile.mkdtemp(prefix="test-tiers-"))
     logdir.mkdir(parents=True, exist_ok=True)
-    if opts.serial or opts.jobs <= 1:
-        for tier in main_tiers:
-            run_live(tier)
-    else:
-        run_concurrently(main_tiers, opts.jobs, logdir)
-    for tier in other_tiers:
-        if tier.status == "":
-            run_live(tier)
     tiers = main_tiers + other_tiers
+    runnable = [t for t in tiers if t.status == ""]
+    for tier in runnable:
+        tier.argv.append(f"--junitxml={logdir / (slug(tier.name) + '.xml')}")
+    if opts.serial or opts.jobs <= 1:
+        for tier in runnable:
+            run_live(tier)
+    else:  # longest first; a stable sort keeps START_ORDER among parts of equal weight
+        run_concurrently(sorted(runnable, key=lambda t: -t.weight), opts.jobs, logdir)
+    if opts.save_durations:
+        n = save_durations(logdir, runnable, DURATIONS)
+        print(f"recorded the times of {n} test files in {os.path.relpath(DURATIONS, REPO)}", flush=True)
     print(table(tiers, time.monotonic() - start), flush=True)
     failed = [t.name for t in tiers if t.status.startswith(("FAILED", "ERROR"))]
     if failed:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import stat
 import sys
 from pathlib import Path
@@ -27,7 +28,13 @@ tiers = _load()
 
 
 def _opts(**kw: object) -> argparse.Namespace:
-    base: dict[str, object] = {"python": sys.executable, "rlinf_python": None, "robotwin_python": None, "tiers": None}
+    base: dict[str, object] = {
+        "python": sys.executable,
+        "rlinf_python": None,
+        "robotwin_python": None,
+        "tiers": None,
+        "durations": {},
+    }
     return argparse.Namespace(**{**base, **kw})
 
 
@@ -39,12 +46,56 @@ def _fake_pytest(tmp_path: Path, *, exit_code: int, summary: str) -> Path:
     return exe
 
 
-def test_given_no_arguments_then_every_main_tier_runs_its_folders_longest_first() -> None:
-    main, other, errors = tiers.build_tiers(_opts(), [])
-    assert [t.name for t in main] == ["sim", "e2e", "integration", "unit"]
+def _files(tier: object) -> set[str]:
+    return {a for a in tier.argv if a.startswith("tests/")}  # type: ignore[attr-defined]
+
+
+def test_given_no_arguments_then_every_main_tier_runs_and_the_long_ones_in_two_balanced_parts() -> None:
+    durations = {
+        "tests/sim/test_reference_fidelity.py": 150.0,
+        "tests/sim/test_expert_policy.py": 75.0,
+        "tests/sim/test_physics_split.py": 70.0,
+        "tests/e2e/test_demo.py": 220.0,
+    }
+    main, other, errors = tiers.build_tiers(_opts(durations=durations), [])
+    assert [t.name for t in main] == ["sim 1/2", "sim 2/2", "e2e 1/2", "e2e 2/2", "integration", "unit"]
     assert all(t.expect_tests for t in main)
     assert "tests/unit" in main[-1].argv and "tests/robotwin" in main[-1].argv
     assert other == [] and errors == []
+    sim = sorted((REPO / "tests" / "sim").glob("test_*.py"))
+    one, two = _files(main[0]), _files(main[1])
+    assert not one & two and one | two == {str(p.relative_to(REPO)) for p in sim}  # every file once
+    assert "tests/sim/test_reference_fidelity.py" in one  # the longest file starts the first part ...
+    assert {"tests/sim/test_expert_policy.py", "tests/sim/test_physics_split.py"} <= two  # ... the next two the other
+    assert abs(main[0].weight - main[1].weight) <= 150.0 / 2 + tiers.UNKNOWN_FILE_S * len(sim)
+
+
+def test_given_recorded_times_then_the_parts_start_longest_first_and_save_durations_records_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    passing = _fake_pytest(tmp_path, exit_code=0, summary="5 passed in 0.10s")
+    record = tmp_path / "durations.json"
+    record.write_text(
+        '{"tests/unit/scripts/test_test_tiers.py": 1.0, "tests/integration/deploy/test_sam_build.py": 9.0}'
+    )
+    monkeypatch.setattr(tiers, "DURATIONS", record)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    # what pytest's --junitxml would have written for the integration part
+    (logs / "integration.xml").write_text(
+        '<testsuites><testsuite><testcase classname="tests.integration.deploy.test_sam_build" name="t" time="30.5"/>'
+        '<testcase classname="tests.integration.deploy.test_sam_build" name="u" time="1.5"/></testsuite></testsuites>'
+    )
+    monkeypatch.setattr(tiers, "REPO", REPO)
+    rc = tiers.main(
+        ["--python", str(passing), "--tiers", "unit,integration", "--log-dir", str(logs), "--save-durations"]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert out.index("tier integration started") < out.index("tier unit started")  # 9 s recorded before 1 s
+    saved = json.loads(record.read_text())
+    assert saved["tests/integration/deploy/test_sam_build.py"] == 32.0  # setup and calls of the file summed
+    assert saved["tests/unit/scripts/test_test_tiers.py"] == 1.0  # a file this run did not time keeps its record
 
 
 def test_given_a_test_file_then_only_its_tier_runs_and_an_empty_tier_is_not_a_failure() -> None:
@@ -90,7 +141,7 @@ def test_given_one_failing_tier_then_the_run_exits_1_and_the_table_names_it(
     rc = tiers.main(["--python", str(failing), "--tiers", "unit,e2e", "--log-dir", str(tmp_path / "logs")])
     out = capsys.readouterr().out
     assert rc == 1
-    assert "failed tiers: e2e, unit" in out
+    assert "failed tiers: e2e 1/2, e2e 2/2, unit" in out  # both parts of e2e
     assert "1 failed, 2 passed in 0.10s" in out and "total wall time" in out
 
 
