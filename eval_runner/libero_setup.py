@@ -23,14 +23,13 @@ from pathlib import Path
 
 import yaml
 
+from rlinf_bench.cache import CACHE_ENV, default_cache_dir
 from rlinf_bench.errors import SimulatorError
 
 log = logging.getLogger(__name__)
 
 #: Set this to use an assets folder other than the one of the installed assets packages.
 ASSETS_ENV = "RLINF_BENCH_LIBERO_ASSETS"
-#: Root of rlinf-bench's caches (LIBERO config, downloaded checkpoints).
-CACHE_ENV = "RLINF_BENCH_CACHE"
 #: Sub-folders every complete LIBERO assets folder has; checked before linking.
 REQUIRED_ASSET_DIRS = ("scenes", "stable_scanned_objects", "textures", "articulated_objects")
 INSTALL_HINT = "pip install 'rlinf-bench[libero]' (or `make setup`)"
@@ -44,12 +43,6 @@ class LiberoPaths:
     assets_dir: Path  # the real assets folder (target of the link)
     config_dir: Path  # value of LIBERO_CONFIG_PATH
     rendering: str  # MUJOCO_GL value (+ EGL device) for provenance
-
-
-def default_cache_dir() -> Path:
-    """``$RLINF_BENCH_CACHE`` or ``~/.cache/rlinf-bench``."""
-    env = os.environ.get(CACHE_ENV)
-    return Path(env) if env else Path.home() / ".cache" / "rlinf-bench"
 
 
 def find_libero_package(package: str = "libero") -> Path:

@@ -18,12 +18,12 @@ from typing import Any
 
 import yaml
 
+from rlinf_bench.cache import CACHE_ENV, default_cache_dir
 from rlinf_bench.doctor.context import DoctorContext
 from rlinf_bench.doctor.model import CheckResult
 
 #: Same names the evaluation runner uses (eval_runner/libero_setup.py); doctor must not import it.
 ASSETS_ENV = "RLINF_BENCH_LIBERO_ASSETS"
-CACHE_ENV = "RLINF_BENCH_CACHE"
 REQUIRED_ASSET_DIRS = ("scenes", "stable_scanned_objects", "textures", "articulated_objects")
 CONFIG_PATH_KEYS = ("benchmark_root", "bddl_files", "init_states", "assets")
 INSTALL = "pip install -e '.[libero]' (or `make setup`)"
@@ -55,7 +55,7 @@ def config_dir(ctx: DoctorContext) -> tuple[Path, str]:
     explicit = os.environ.get("LIBERO_CONFIG_PATH")
     if explicit:
         return Path(explicit), "LIBERO_CONFIG_PATH"
-    cache = ctx.cache_dir or Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "rlinf-bench")
+    cache = ctx.cache_dir or default_cache_dir()
     return cache / "libero", "the rlinf-bench cache"
 
 

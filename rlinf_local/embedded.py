@@ -38,6 +38,7 @@ from rlinf_local.stack import (
     function_folders,
     transformed_template,
 )
+from rlinf_tracking.local_store import prepare_sqlite_store
 
 __all__ = ["Embedded"]
 
@@ -116,6 +117,7 @@ class Embedded:
             "the Lambda handlers in this process"
         )
         template = transformed_template()  # before moto starts: a missing tool fails fast
+        prepare_sqlite_store(self.tracking_uri)  # a new local store from the migrated template, not from scratch
         self.aws = self._stack.enter_context(local_aws())
         self._stack.callback(self.executor.shutdown)
         self.slack = SlackOutbox(self.out / "outbox" / "slack")

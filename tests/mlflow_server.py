@@ -13,6 +13,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from rlinf_tracking.local_store import prepare_sqlite_store
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -30,6 +32,8 @@ class MlflowServer:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout_s: float = 240.0) -> None:
+        # The server would run every schema migration on a new database: copy the migrated template instead.
+        prepare_sqlite_store(f"sqlite:///{self.root / 'mlflow.db'}")
         exe = Path(sys.executable).with_name("mlflow")
         cmd = [
             str(exe) if exe.exists() else shutil.which("mlflow") or "mlflow",
