@@ -51,6 +51,8 @@ class LiberoEnv:
         if (video or blurred) and VIDEO_CAMERA not in cameras:
             cameras.append(VIDEO_CAMERA)
         self.cameras = tuple(cameras)
+        #: only the video reads the images: they are drawn without MuJoCo's mirror pass (see start_episode)
+        self.video_only = video and not obs_spec.cameras and not blurred
         render = bool(cameras)
         # A spec without a resolution normally gets the protocol's before it reaches a worker; 256 px is
         # what every reference renders.
@@ -134,6 +136,8 @@ class LiberoEnv:
         np.random.set_state(state)
         self._reset_as_reference(init_state)
         self.rng_after_reset = np.random.get_state(legacy=True)  # type: ignore[assignment]
+        if self.video_only:
+            _drop_mirror_pass(self._env.sim)
         if after_reset is not None:
             after_reset()
         # Only the observation the policy gets is rendered: the last settle step's (a reset rebuilds the sim).
@@ -318,6 +322,17 @@ def same_render_assets(a: Any, b: Any) -> bool:
 def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
     # NaN counts as equal to NaN: degenerate faces of LIBERO's meshes have NaN polygon normals
     return bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
+
+
+def _drop_mirror_pass(sim: Any) -> None:
+    """Render without MuJoCo's planar reflections, which draw the whole scene again for each reflective
+    plane or box (the stove's base in the LIBERO-Spatial and -Goal kitchens: 0.56-0.58 of the render's time
+    without it, docs/performance.md). Only for images no policy reads: the reflecting faces' pixels change."""
+    import mujoco
+
+    context = sim._render_context_offscreen
+    if context is not None:
+        context.scn.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
 
 
 def _adopt_render_context(context: Any, sim: Any) -> None:
