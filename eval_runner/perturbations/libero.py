@@ -6,7 +6,8 @@ initial state, the same settle steps), with one axis applied:
 
 - camera, light, texture: after the reset, before the initial state is loaded (model edits, :mod:`.visual`);
 - robot_init, layout: after the initial state is loaded, before the settle steps (:mod:`.physical`); a layout
-  that is not physically valid is redrawn, at most :data:`MAX_DRAWS` times, then refused;
+  plays on the task's scene with its level's distractors (:mod:`.distractors`), started from the control
+  twin's state, and one that is not physically valid is redrawn, at most :data:`MAX_DRAWS` times, then refused;
 - language: the instruction the start hands the policy (:mod:`.language`);
 - noise: every image the policy gets from then on (:mod:`.images`).
 
