@@ -1,12 +1,13 @@
 """The scripted expert (``builtin:expert``) under the native robustness axes, on a fixed set of LIBERO states.
 
 The expert reads the simulator's state, not the images or the instruction: the visual axes (camera, light,
-texture, noise) and language must leave its episodes exactly as their control twins, while its success
-falls with the physical axes' magnitudes (layout, robot_init). One ``evaluate()`` run plays the control
-episodes of initial states ``0..states-1`` of each task and, beside them, every (axis, level) asked for on
-the same states; the table gives the success rate per (axis, level) with the control's beside it.
+texture, noise) and language must leave its episodes exactly as their control twins; the physical axes
+(layout, robot_init) can move its success (docs/robustness.md says which does). One ``evaluate()`` run
+plays the control episodes of initial states ``0..states-1`` of each task and, beside them, every (axis,
+level) asked for on the same states; the table gives the success rate per (axis, level) with the control's
+beside it.
 
-    .venv/bin/python bench/robustness_expert.py --tasks 0 1 2 3 4 --states 4 --workers 2
+    .venv/bin/python bench/robustness_expert.py --tasks 0 1 2 3 4 --states 2 --workers 2 --update-results
 """
 
 from __future__ import annotations
@@ -60,9 +61,10 @@ def _axes(spec: str) -> dict[str, Any]:
 
 
 def table(result: RunResult) -> list[dict[str, Any]]:
-    """One row per (axis, level): successes of the perturbed episodes and of their control twins, and how many
-    perturbed episodes played exactly as their twin (same success and steps)."""
-    rows: dict[tuple[str, int, float, str], list[tuple[bool, bool, bool]]] = defaultdict(list)
+    """One row per (axis, level): successes of the perturbed episodes and of their control twins, how many
+    perturbed episodes played exactly as their twin (same success and steps), and the (task, state) pairs
+    whose twin succeeded and whose perturbed episode did not (``lost``: ``t<task>-s<state>``)."""
+    rows: dict[tuple[str, int, float, str], list[tuple[bool, bool, bool, str]]] = defaultdict(list)
     for task in result.tasks:
         twins = {e.init_state: e for e in task.episodes}
         for episode in task.perturbed:
@@ -71,7 +73,8 @@ def table(result: RunResult) -> list[dict[str, Any]]:
                 continue
             twin = twins[episode.init_state]
             same = (episode.success, episode.steps) == (twin.success, twin.steps)
-            rows[(p.axis.value, p.level, p.magnitude, p.unit)].append((episode.success, twin.success, same))
+            cell = f"t{task.task_id}-s{episode.init_state}"
+            rows[(p.axis.value, p.level, p.magnitude, p.unit)].append((episode.success, twin.success, same, cell))
     return [
         {
             "axis": axis,
@@ -81,6 +84,7 @@ def table(result: RunResult) -> list[dict[str, Any]]:
             "success_rate": round(sum(c[0] for c in cells) / len(cells), 3),
             "control_success_rate": round(sum(c[1] for c in cells) / len(cells), 3),
             "same_as_twin": sum(c[2] for c in cells),
+            "lost": [c[3] for c in cells if c[1] and not c[0]],
         }
         for (axis, level, magnitude, unit), cells in rows.items()
     ]
@@ -101,7 +105,8 @@ def main() -> int:
     for row in rows:
         print(
             f"{row['axis']:>10} {row['level']} ({row['magnitude']:>12}): SR {row['success_rate']:.0%} vs control "
-            f"{row['control_success_rate']:.0%}, {row['same_as_twin']}/{row['episodes']} played as their twin",
+            f"{row['control_success_rate']:.0%}, {row['same_as_twin']}/{row['episodes']} played as their twin, "
+            f"lost {row['lost']}",
             flush=True,
         )
     out = {

@@ -45,6 +45,8 @@ class LiberoEnv:
         ControlEnv = wrapper.ControlEnv
         self.task = task
         self.obs_spec = obs_spec
+        self.horizon = horizon
+        self.video = video
         cameras = list(obs_spec.cameras)
         # LIBERO-plus's sensor noise blurs the third-person image at every step, which it expects rendered.
         blurred = task.package == "liberoplus" and "_noise_" in task.name
@@ -145,6 +147,49 @@ class LiberoEnv:
             raw = self._env.set_init_state(self.init_states[init_state])
         if self.variant_arm:  # the loaded state holds the base task's arm (eval_runner.envs.published_robot)
             place_arm_at_initial_joints(self._env.env)
+        return self._settle(raw, settle_steps, settle_gripper, after_init_state)
+
+    def start_from(
+        self,
+        load_state: Callable[[Any], None],
+        reset_seed: int,
+        settle_steps: int,
+        *,
+        settle_gripper: float = -1.0,
+        after_init_state: Callable[[], None] | None = None,
+    ) -> dict[str, Any]:
+        """Reset, load a state with ``load_state`` (called with the MjSim) instead of an initial state of the
+        task's file, then settle; return the observation. (A layout's scene with distractors starts from its
+        control twin's state this way: :mod:`eval_runner.perturbations.distractors`.)
+
+        The reset is seeded with ``reset_seed`` and numpy's global RNG is restored after it, so the reference
+        RNG chain (:meth:`start_episode`) is untouched."""
+        saved = np.random.get_state()
+        np.random.seed(reset_seed)
+        try:
+            self._env.env.object_property_initializers = list(self._property_samplers)
+            self._reset_without_images()
+        finally:
+            np.random.set_state(saved)
+        if self.video_only:
+            _drop_mirror_pass(self._env.sim)
+        load_state(self.sim)
+        with self._images_skipped(settle_steps > 0):
+            self._env.env.sim.forward()
+            self._env.check_success()
+            self._env._post_process()
+            self._env._update_observables(force=True)
+            raw = self._env.env._get_observations()
+        return self._settle(raw, settle_steps, settle_gripper, after_init_state)
+
+    def _settle(
+        self,
+        raw: dict[str, Any],
+        settle_steps: int,
+        settle_gripper: float,
+        after_init_state: Callable[[], None] | None,
+    ) -> dict[str, Any]:
+        """Apply ``after_init_state`` to the loaded state, then the settle steps; return the observation."""
         if after_init_state is not None:
             after_init_state()
         if (self.variant_arm or after_init_state is not None) and not settle_steps:

@@ -44,12 +44,16 @@ class AxisScale:
 #: Every axis's scale, in LIBERO-plus's order (docs/robustness.md, "Axes and levels", says the same).
 AXIS_SCALES: dict[PerturbationAxis, AxisScale] = {
     PerturbationAxis.LAYOUT: AxisScale(
-        "m", (0.03, 0.06, 0.10), "horizontal displacement of every movable object on its support surface"
+        "m",
+        (0.03, 0.06, 0.10),
+        "margin around each movable object's BDDL region it is placed in; 1, 2, 3 distractors added",
     ),
     PerturbationAxis.CAMERA: AxisScale(
         "deg", (5.0, 10.0, 20.0), "rotation of the world-fixed cameras about the point they look at"
     ),
-    PerturbationAxis.ROBOT_INIT: AxisScale("rad", (0.05, 0.1, 0.2), "largest offset of each arm joint's initial angle"),
+    PerturbationAxis.ROBOT_INIT: AxisScale(
+        "rad", (0.1, 0.3, 0.5), "length of the arm's initial joint-angle offset (its norm over the 7 joints)"
+    ),
     PerturbationAxis.LANGUAGE: AxisScale(
         "rewrite", (1.0, 2.0, 3.0), "kind of rewrite of the instruction", ("paraphrase", "blank", "irrelevant")
     ),

@@ -91,11 +91,13 @@ class LiberoScene:  # pragma: no cover - runs in the child
         # a policy without cameras reads proprioception only, which a step gives without rendering
         self.observation_needs_render = bool(scenes.obs_spec.cameras)
         self.failures = LiberoFailureTracker()  # why an episode failed, from the goal and the MuJoCo state
+        self.active: LiberoEnv = self.env  # the scene the running episode plays on (a layout's: with distractors)
 
     def start_episode(self, episode: EpisodeTask, settle_steps: int) -> EpisodeStart:
         if episode.perturbation is not None:  # robustness: the twin's start with one axis applied
             return self._start_perturbed(episode, settle_steps)
         self.perturbations.noise = None
+        self.active = self.env
         obs = self.env.start_episode(
             episode.init_state, episode.seed, settle_steps, episode.rng, settle_gripper=self.settle_gripper
         )
@@ -107,11 +109,12 @@ class LiberoScene:  # pragma: no cover - runs in the child
 
     def _start_perturbed(self, episode: EpisodeTask, settle_steps: int) -> EpisodeStart:
         start = self.perturbations.start(self.env, episode, settle_steps, self.settle_gripper)
+        self.active = start.env or self.env
         obs = start.observation
         if self.hook is not None:
-            self.hook(self.env)
-            obs = self.perturbations.observation(self.env.refresh_observation())
-        self.failures.start(self.env.raw_env.env)
+            self.hook(self.active)
+            obs = self.perturbations.observation(self.active.refresh_observation())
+        self.failures.start(self.active.raw_env.env)
         return EpisodeStart(
             observation=obs,
             next_start=self.env.rng_after_reset,
@@ -121,7 +124,7 @@ class LiberoScene:  # pragma: no cover - runs in the child
         )
 
     def step(self, action: np.ndarray, *, render: bool) -> tuple[dict[str, Any], bool]:
-        obs, success = self.env.step(action, render=render)
+        obs, success = self.active.step(action, render=render)
         self.failures.observe(success)
         return (self.perturbations.observation(obs) if render else obs), success
 
@@ -129,7 +132,8 @@ class LiberoScene:  # pragma: no cover - runs in the child
         return self.failures.cause()
 
     def video_frame(self) -> np.ndarray | None:
-        return self.env.video_frame()
+        return self.active.video_frame()
 
     def close(self) -> None:
+        self.perturbations.close()
         self.env.close()

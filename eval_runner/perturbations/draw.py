@@ -15,7 +15,7 @@ import numpy as np
 
 from rlinf_bench.contracts.robustness import PerturbationAxis
 
-__all__ = ["AxisLevel", "episode_generator"]
+__all__ = ["AxisLevel", "episode_generator", "scene_generator"]
 
 
 @dataclass(frozen=True)
@@ -34,5 +34,13 @@ class AxisLevel:
 def episode_generator(seed: int, suite: str, task_id: int, init_state: int, axis: AxisLevel) -> np.random.Generator:
     """The generator of one perturbed episode's draws (see the module docstring)."""
     key = f"{seed}/{suite}/{task_id}/{init_state}/{axis.axis.value}/{axis.level}"
+    digest = hashlib.sha256(key.encode()).digest()
+    return np.random.default_rng([int.from_bytes(digest[i : i + 8], "little") for i in range(0, 32, 8)])
+
+
+def scene_generator(seed: int, suite: str, task_id: int, axis: AxisLevel) -> np.random.Generator:
+    """The generator of what a (task, axis, level) shares over its initial states: the layout's distractors,
+    which one scene per (task, level) holds. Drawn from (run seed, suite, task, axis, level) only."""
+    key = f"{seed}/{suite}/{task_id}/scene/{axis.axis.value}/{axis.level}"
     digest = hashlib.sha256(key.encode()).digest()
     return np.random.default_rng([int.from_bytes(digest[i : i + 8], "little") for i in range(0, 32, 8)])

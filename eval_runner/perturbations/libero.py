@@ -6,7 +6,8 @@ initial state, the same settle steps), with one axis applied:
 
 - camera, light, texture: after the reset, before the initial state is loaded (model edits, :mod:`.visual`);
 - robot_init, layout: after the initial state is loaded, before the settle steps (:mod:`.physical`); a layout
-  that is not physically valid is redrawn, at most :data:`MAX_DRAWS` times, then refused;
+  plays on the task's scene with its level's distractors (:mod:`.distractors`), started from the control
+  twin's state, and one that is not physically valid is redrawn, at most :data:`MAX_DRAWS` times, then refused;
 - language: the instruction the start hands the policy (:mod:`.language`);
 - noise: every image the policy gets from then on (:mod:`.images`).
 
@@ -21,10 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from eval_runner.perturbations.distractors import DistractorScenes, SceneSnapshot, restore, snapshot
 from eval_runner.perturbations.draw import AxisLevel, episode_generator
 from eval_runner.perturbations.images import ImageNoise
 from eval_runner.perturbations.language import rewrite
-from eval_runner.perturbations.physical import layout_groups, offset_robot_joints, place_layout, settled
+from eval_runner.perturbations.physical import (
+    layout_groups,
+    layout_regions,
+    offset_robot_joints,
+    place_layout,
+    settled,
+)
 from eval_runner.perturbations.visual import move_cameras, relight, retexture, texture_library
 from rlinf_bench.contracts import Perturbation, PerturbationAxis
 from rlinf_bench.robustness import AXIS_SCALES, perturbation_record
@@ -54,6 +62,7 @@ class PerturbedStart:
     record: Perturbation
     instruction: str | None = None  # the instruction the policy reads (language); None: the task's
     refused: str | None = None  # why the episode is not played (no valid layout); None: it is
+    env: LiberoEnv | None = None  # the scene the episode plays on (layout: with distractors); None: the task's
 
 
 def _hooked(start: Start, axis: AxisLevel, hook: str, perturb: Callable[[], Params]) -> PerturbedStart:
@@ -70,6 +79,14 @@ class ScenePerturbations:
         self.suite = suite
         self.task = task
         self.noise: ImageNoise | None = None
+        self.scenes = DistractorScenes()
+        self.settle_steps = 0
+        self.settle_gripper = -1.0
+        self.seed = 0
+
+    def close(self) -> None:
+        """Close the scene with distractors held, if any."""
+        self.scenes.close()
 
     def start(self, env: LiberoEnv, episode: EpisodeTask, settle_steps: int, settle_gripper: float) -> PerturbedStart:
         """Start ``episode`` (which has a perturbation) on ``env`` with its axis applied."""
@@ -77,6 +94,7 @@ class ScenePerturbations:
         if axis is None:
             raise ValueError(f"{episode.episode_id} has no perturbation (runner bug)")
         self.noise = None
+        self.settle_steps, self.settle_gripper, self.seed = settle_steps, settle_gripper, episode.seed
 
         def start(**hooks: Callable[[], None]) -> dict[str, Any]:
             return env.start_episode(
@@ -149,32 +167,49 @@ class ScenePerturbations:
     def _layout(
         self, env: LiberoEnv, start: Start, rng: np.random.Generator, distance: float, axis: AxisLevel
     ) -> PerturbedStart:
-        layout = _Layout(env, rng, distance)
+        captured: list[SceneSnapshot] = []
+        obs = start(after_init_state=lambda: captured.append(snapshot(env.sim)))  # the control twin's start
+        scene = self.scenes.scene(env, self.seed, self.suite, axis)
+        layout = _Layout(scene.env.raw_env.env, rng, distance)
+        layout.regions |= dict.fromkeys(scene.distractors.names, scene.area)
         if not layout.groups:
             record = perturbation_record(axis.axis, axis.level, {"moved": "no movable object on the workspace"})
-            return PerturbedStart(start(), record)
+            return PerturbedStart(obs, record)
         while layout.draws < MAX_DRAWS:
-            obs = start(after_init_state=layout.place)
+            reset_seed = int(rng.integers(2**31))  # the distractors' reset: where LIBERO's sampler puts them first
+            obs = scene.env.start_from(
+                lambda sim: restore(captured[0], sim),
+                reset_seed,
+                self.settle_steps,
+                settle_gripper=self.settle_gripper,
+                after_init_state=layout.place,
+            )
             if layout.draw is None:
                 break  # every draw left interpenetrated: refused below
-            unsettled = settled(env.raw_env.env, layout.draw)
+            unsettled = settled(layout.domain, layout.draw)
             if not unsettled:
-                params = {"moved": ",".join(layout.groups), "draws": layout.draws, **layout.draw.params()}
-                return PerturbedStart(obs, perturbation_record(axis.axis, axis.level, params))
+                params = {
+                    "moved": ",".join(g for g in layout.groups if g not in scene.distractors.names),
+                    "draws": layout.draws,
+                    **layout.draw.params(scene.distractors.names),
+                }
+                record = perturbation_record(axis.axis, axis.level, params)
+                return PerturbedStart(obs, record, env=scene.env)
             layout.rejected.append(f"draw {layout.draws} did not settle: {'; '.join(unsettled)}")
         why = f"no physically valid layout in {MAX_DRAWS} draws ({' | '.join(layout.rejected[-3:])})"
         record = perturbation_record(axis.axis, axis.level, {"refused": why, "draws": layout.draws})
-        return PerturbedStart(obs, record, refused=why)
+        return PerturbedStart(obs, record, refused=why, env=scene.env)
 
 
 class _Layout:
     """The layout draws of one episode: each start places the next statically valid draw (or none)."""
 
-    def __init__(self, env: LiberoEnv, rng: np.random.Generator, distance: float) -> None:
-        self.domain = env.raw_env.env
+    def __init__(self, domain: Any, rng: np.random.Generator, distance: float) -> None:
+        self.domain = domain
         self.rng = rng
         self.distance = distance
-        self.groups = layout_groups(self.domain)
+        self.groups = layout_groups(domain)
+        self.regions = layout_regions(domain, self.groups)
         self.draws = 0
         self.draw: Any = None
         self.rejected: list[str] = []
@@ -186,7 +221,7 @@ class _Layout:
         self.draw = None
         while self.draws < MAX_DRAWS:
             self.draws += 1
-            draw, clash = place_layout(self.domain, self.groups, self.rng, self.distance)
+            draw, clash = place_layout(self.domain, self.groups, self.rng, self.distance, self.regions)
             if not clash:
                 self.draw = draw
                 return

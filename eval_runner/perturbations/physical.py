@@ -18,6 +18,7 @@ import numpy as np
 __all__ = [
     "LayoutDraw",
     "layout_groups",
+    "layout_regions",
     "offset_robot_joints",
     "penetrations",
     "place_layout",
@@ -38,11 +39,14 @@ DIRECTIONS = 12
 JOINT_MARGIN = 0.01
 
 
-def offset_robot_joints(env: Any, rng: np.random.Generator, bound: float) -> dict[str, Any]:
-    """Offset each arm joint's angle by a draw from ``[-bound, bound]`` rad (kept inside its limits), at rest."""
+def offset_robot_joints(env: Any, rng: np.random.Generator, norm: float) -> dict[str, Any]:
+    """Offset the arm's joint angles by a vector of length ``norm`` rad in a drawn direction (kept inside the
+    joints' limits), at rest: LIBERO-plus's robot initial states (a unit Gaussian direction over the 7 joints,
+    scaled to 0.1-0.5 rad)."""
     sim = env.sim
     robot = env.robots[0]
-    offsets = rng.uniform(-bound, bound, size=len(robot.robot_joints))
+    direction = rng.standard_normal(len(robot.robot_joints))
+    offsets = norm * direction / float(np.linalg.norm(direction))
     applied = []
     for name, offset in zip(robot.robot_joints, offsets, strict=True):
         joint = sim.model.joint_name2id(name)
@@ -85,6 +89,25 @@ def layout_groups(env: Any) -> dict[str, list[str]]:
     return {top: sorted(members, key=lambda n: (n != top, n)) for top, members in sorted(groups.items())}
 
 
+def layout_regions(env: Any, groups: dict[str, list[str]]) -> dict[str, tuple[float, float, float, float]]:
+    """Each group whose object the BDDL file starts in a region of the workspace: that region's box
+    (x0, y0, x1, y1) in the world, as LIBERO's placement samplers read it (the ranges plus the workspace's
+    offset). Groups not in such a region are left out."""
+    problem = env.parsed_problem
+    regions = problem["regions"]
+    dx, dy = (float(v) for v in tuple(getattr(env, "workspace_offset", (0.0, 0.0, 0.0)))[:2])
+    boxes: dict[str, tuple[float, float, float, float]] = {}
+    for predicate in problem["initial_state"]:
+        if len(predicate) != 3 or predicate[0].lower() != "on" or predicate[1] not in groups:
+            continue
+        region = regions.get(predicate[2])
+        if region is None or region.get("target") in env.objects_dict or not region.get("ranges"):
+            continue
+        x0, y0, x1, y1 = region["ranges"][0]
+        boxes[predicate[1]] = (x0 + dx, y0 + dy, x1 + dx, y1 + dy)
+    return boxes
+
+
 def _free_joint(env: Any, name: str) -> tuple[int, int]:
     """(qpos address, dof address) of object ``name``'s free joint."""
     model = env.sim.model
@@ -100,19 +123,47 @@ class LayoutDraw:
     #: object -> its free joint's pose (x, y, z, qw, qx, qy, qz) where it was put
     placed: dict[str, np.ndarray] = field(default_factory=dict)
 
-    def params(self) -> dict[str, Any]:
-        return {f"offset_{name}": [round(dx, 9), round(dy, 9)] for name, (dx, dy) in self.offsets.items()}
+    def params(self, distractors: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The record's parameters: each group's offset; each distractor's name and where it was put (x, y)."""
+        out: dict[str, Any] = {
+            f"offset_{name}": [round(dx, 9), round(dy, 9)]
+            for name, (dx, dy) in self.offsets.items()
+            if name not in distractors
+        }
+        if distractors:
+            out["distractors"] = ",".join(distractors)
+            out |= {f"at_{name}": [round(float(v), 9) for v in self.placed[name][:2]] for name in distractors}
+        return out
+
+
+def _drawn_offset(
+    rng: np.random.Generator, distance: float, box: tuple[float, float, float, float] | None, at: np.ndarray
+) -> tuple[float, float]:
+    """Where a group moves: to a point drawn in its region's box grown by ``distance`` on every side; a group
+    in no region, by ``distance`` in a drawn direction."""
+    if box is None:
+        angle = float(rng.uniform(0.0, 2 * math.pi))
+        return distance * math.cos(angle), distance * math.sin(angle)
+    x0, y0, x1, y1 = box
+    x, y = float(rng.uniform(x0 - distance, x1 + distance)), float(rng.uniform(y0 - distance, y1 + distance))
+    return x - float(at[0]), y - float(at[1])
 
 
 def place_layout(
-    env: Any, groups: dict[str, list[str]], rng: np.random.Generator, distance: float
+    env: Any,
+    groups: dict[str, list[str]],
+    rng: np.random.Generator,
+    distance: float,
+    regions: dict[str, tuple[float, float, float, float]] | None = None,
 ) -> tuple[LayoutDraw, list[str]]:
-    """Move each group ``distance`` m in a drawn horizontal direction (height and orientation kept), at rest.
+    """Move each group to a drawn place (:func:`_drawn_offset`; ``regions``: :func:`layout_regions`), height
+    and orientation kept, at rest.
 
-    Groups are placed one after the other; a direction that sinks a group into anything (the others as
-    placed so far, fixtures, the robot) is drawn again, up to :data:`DIRECTIONS` times. Returns the draw and,
-    when some group found no free direction, what it ran into (the draw is then invalid)."""
+    Groups are placed one after the other; a place that sinks a group into anything (the others as placed so
+    far, fixtures, the robot) is drawn again, up to :data:`DIRECTIONS` times. Returns the draw and, when some
+    group found no free place, what it ran into (the draw is then invalid)."""
     sim = env.sim
+    regions = regions or {}
     before = penetrations(env)
     draw = LayoutDraw(offsets={})
     blocked: list[str] = []
@@ -121,8 +172,7 @@ def place_layout(
         start = {name: sim.data.qpos[q : q + 7].copy() for name, (q, _) in zip(members, joints, strict=True)}
         clash: list[str] = []
         for _ in range(DIRECTIONS):
-            angle = float(rng.uniform(0.0, 2 * math.pi))
-            dx, dy = distance * math.cos(angle), distance * math.sin(angle)
+            dx, dy = _drawn_offset(rng, distance, regions.get(top), start[top])
             for name, (qpos, dof) in zip(members, joints, strict=True):
                 sim.data.qpos[qpos : qpos + 7] = start[name]
                 sim.data.qpos[qpos : qpos + 2] += (dx, dy)

@@ -150,7 +150,7 @@ def test_given_a_language_rewrite_then_it_reaches_the_policy_and_nothing_else_ch
         assert _same(seen, _seen(policy, "control"), key), key
 
 
-def test_given_robot_init_then_the_initial_joints_move_within_their_bound(played: dict) -> None:
+def test_given_robot_init_then_the_initial_joints_move_by_an_offset_of_the_magnitude(played: dict) -> None:
     result, policy = played[1]
     record = _episodes(result)["robot_init2"].perturbation
     bound = AXIS_SCALES["robot_init"].magnitude(2)  # type: ignore[index]
@@ -158,6 +158,7 @@ def test_given_robot_init_then_the_initial_joints_move_within_their_bound(played
     assert record is not None
     offsets = np.asarray(record.params["joint_offsets_rad"])
     assert offsets.shape == (7,) and np.all(np.abs(offsets) <= bound) and np.max(np.abs(offsets)) > bound / 4
+    assert np.linalg.norm(offsets) == pytest.approx(bound, abs=1e-6)  # LIBERO-plus's form: an offset of that length
     joints = _seen(policy, "robot_init2")[0]["physics"][:7] - _seen(policy, "control")[0]["physics"][:7]
     # the settle steps hold the arm where it was put: the first observation shows the offsets
     assert np.max(np.abs(joints)) > bound / 4 and np.all(np.abs(joints) <= bound + 0.02)
@@ -165,18 +166,24 @@ def test_given_robot_init_then_the_initial_joints_move_within_their_bound(played
     assert np.allclose(_seen(policy, "robot_init2")[0]["state"], _seen(policy, "control")[0]["state"], atol=1e-3)
 
 
-def test_given_layout_then_the_goal_objects_move_by_the_magnitude_and_the_arm_does_not(played: dict) -> None:
+def test_given_layout_then_the_goal_objects_stay_in_their_grown_regions_beside_a_distractor_and_the_arm_does_not(
+    played: dict,
+) -> None:
     result, policy = played[1]
     episode = _episodes(result)["layout2"]
     record = episode.perturbation
     distance = AXIS_SCALES["layout"].magnitude(2)  # type: ignore[index]
 
     assert record is not None and episode.error is None and 1 <= int(record.params["draws"]) <= 8
+    assert len(record.params["distractors"].split(",")) == 2  # two distractors at level 2
     first, control = _seen(policy, "layout2")[0], _seen(policy, "control")[0]
-    for box in (slice(0, 6), slice(6, 12)):  # the bowl, then the plate: box centres, horizontally
+    # the bowl starts in between_plate_ramekin_region, the plate in plate_region (libero_spatial task 0's BDDL)
+    for box, (x0, y0, x1, y1) in ((slice(0, 6), (-0.06, 0.19, -0.04, 0.21)), (slice(6, 12), (0.05, 0.19, 0.07, 0.21))):
         centre = (first["state"][box][:3] + first["state"][box][3:]) / 2
         before = (control["state"][box][:3] + control["state"][box][3:]) / 2
-        assert abs(float(np.linalg.norm(centre[:2] - before[:2])) - distance) < 0.02
+        assert float(np.linalg.norm(centre[:2] - before[:2])) > 0.005  # moved
+        slack = distance + 0.02  # the region grown by the magnitude, and what a box's centre is off its body's
+        assert x0 - slack <= centre[0] <= x1 + slack and y0 - slack <= centre[1] <= y1 + slack, centre
     assert np.allclose(first["physics"], control["physics"], atol=1e-3)
 
 
@@ -231,27 +238,40 @@ def test_given_the_strongest_layout_then_the_policy_gets_a_settled_scene_without
     configure_libero(libero_cache)
     task = get_suite(suite).task(task_id)
     env = LiberoEnv(task, ObservationSpec(), horizon=20)
+    perturbations = ScenePerturbations(suite, task)
     try:
         env.start_episode(0, 0, settle_steps=10)
-        domain = env.raw_env.env
-        groups = layout_groups(domain)
-        control = {name: domain.sim.data.body_xpos[domain.obj_body_id[name]].copy() for name in groups}
-        control_depths = penetrations(domain)
+        groups = layout_groups(env.raw_env.env)
+        control = {name: env.sim.data.body_xpos[env.raw_env.env.obj_body_id[name]].copy() for name in groups}
+        control_depths = penetrations(env.raw_env.env)
+        fixtures = [name for name in env.raw_env.env.fixtures_dict if name in env.raw_env.env.obj_body_id]
+        control_fixtures = [env.sim.data.body_xpos[env.raw_env.env.obj_body_id[name]].copy() for name in fixtures]
 
         layout = EpisodeTask(task_id, 0, 0, perturbation=AxisLevel(PerturbationAxis.LAYOUT, 3))
-        start = ScenePerturbations(suite, task).start(env, layout, settle_steps=10, settle_gripper=-1.0)
+        start = perturbations.start(env, layout, settle_steps=10, settle_gripper=-1.0)
+        assert start.env is not None and start.refused is None, start.record.params
+        domain = start.env.raw_env.env  # the scene with the distractors
         depths = penetrations(domain)
-        speeds = {name: float(np.linalg.norm(domain.sim.data.cvel[domain.obj_body_id[name]][3:])) for name in groups}
+        distractors = start.record.params["distractors"].split(",")
+        speeds = {
+            name: float(np.linalg.norm(domain.sim.data.cvel[domain.obj_body_id[name]][3:]))
+            for name in [*groups, *distractors]
+        }
         moved = {
             name: float(np.linalg.norm(domain.sim.data.body_xpos[domain.obj_body_id[name]][:2] - control[name][:2]))
             for name in groups
         }
+        scene_fixtures = [domain.sim.data.body_xpos[domain.obj_body_id[name]].copy() for name in fixtures]
     finally:
+        perturbations.close()
         env.close()
 
-    assert groups and start.refused is None, start.record.params
+    assert groups and len(distractors) == 3 and not set(distractors) & set(groups)
+    # the scene with distractors starts from the control's state: its fixtures stand where the control's reset put them
+    assert np.allclose(scene_fixtures, control_fixtures, atol=1e-6), fixtures
     deeper = {pair: d for pair, d in depths.items() if d > max(0.002, control_depths.get(pair, 0.0) + 0.001)}
     assert not deeper, deeper
     assert max(speeds.values()) < 0.05, speeds
     distance = AXIS_SCALES["layout"].magnitude(3)  # type: ignore[index]
-    assert all(abs(d - distance) < 0.02 for d in moved.values()), moved
+    # inside its region grown by the magnitude: no farther than the grown box's diagonal from where it stood
+    assert all(0.0 < d < (0.05 + 2 * distance) * math.sqrt(2) for d in moved.values()), moved
