@@ -11,7 +11,7 @@ import contextlib
 import importlib
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,14 @@ from eval_runner.envs.published_robot import place_arm_at_initial_joints, starts
 from eval_runner.init_states import load_init_states
 from eval_runner.physics import SplitCounters, computed_once
 from eval_runner.policies.base import ACTION_DIM, SETTLE_ACTION, ObservationSpec
+from eval_runner.render_context import (
+    adopt_render_context,
+    drop_mirror_pass,
+    renders_skipped,
+    restore_renders,
+    same_render_assets,
+    skip_renders,
+)
 from eval_runner.scheduler import RngStart, RngState, seeded_state
 from rlinf_bench.errors import ConfigError, PolicyError, SimulatorError
 from rlinf_bench.suites import TaskInfo
@@ -139,7 +147,7 @@ class LiberoEnv:
         self._reset_as_reference(init_state)
         self.rng_after_reset = np.random.get_state(legacy=True)  # type: ignore[assignment]
         if self.video_only:
-            _drop_mirror_pass(self._env.sim)
+            drop_mirror_pass(self._env.sim)
         if after_reset is not None:
             after_reset()
         # Only the observation the policy gets is rendered: the last settle step's (a reset rebuilds the sim).
@@ -172,7 +180,7 @@ class LiberoEnv:
         finally:
             np.random.set_state(saved)
         if self.video_only:
-            _drop_mirror_pass(self._env.sim)
+            drop_mirror_pass(self._env.sim)
         load_state(self.sim)
         with self._images_skipped(settle_steps > 0):
             self._env.env.sim.forward()
@@ -251,10 +259,10 @@ class LiberoEnv:
             out = build(*args, **kwargs)
             if kept is not None:
                 if same_render_assets(kept.model._model, env.sim.model._model):
-                    _adopt_render_context(kept, env.sim)
+                    adopt_render_context(kept, env.sim)
                     self.render_contexts_reused += 1
                 kept = None  # not adopted: freed now, while its own GL context is still the current one
-            _skip_renders(env.sim)
+            skip_renders(env.sim)
             return out
 
         env._initialize_sim = initialize_then_adopt
@@ -263,11 +271,11 @@ class LiberoEnv:
         finally:
             del env._initialize_sim
             kept = None
-            _restore_renders(self._env.sim)
+            restore_renders(self._env.sim)
 
     def _images_skipped(self, skip: bool) -> contextlib.AbstractContextManager[None]:
         if skip and self.cameras and not self.keep_all_images:
-            return _renders_skipped(self._env.sim)
+            return renders_skipped(self._env.sim)
         return contextlib.nullcontext()
 
     def _physics_computed_once(self) -> contextlib.AbstractContextManager[SplitCounters | None]:
@@ -332,75 +340,6 @@ class LiberoEnv:
         if env is not None:
             env.close()
             self._env = None
-
-
-@contextlib.contextmanager
-def _renders_skipped(sim: Any) -> Iterator[None]:
-    """Within the block, ``sim.render`` returns a blank image instead of rendering.
-
-    robosuite's camera observables still "sample" on their usual sub-step, so their timers and flags
-    move exactly as when rendering, and the next step outside the block renders on the same sub-step
-    as it would have. Nothing in MuJoCo's state is written by rendering, so the physics is unchanged.
-    """
-    _skip_renders(sim)
-    try:
-        yield
-    finally:
-        _restore_renders(sim)
-
-
-def same_render_assets(a: Any, b: Any) -> bool:
-    """Whether two MuJoCo models upload the same things into a ``mujoco.MjrContext``: meshes, textures,
-    height fields, skins and flexes, and the visual settings that size its buffers. Then one context
-    renders either model exactly as a context built for it would."""
-
-    def buffer_settings(model: Any) -> tuple[int, ...]:
-        g, q = model.vis.global_, model.vis.quality
-        return (g.offwidth, g.offheight, q.offsamples, q.shadowsize, q.numslices, q.numstacks, q.numquads)
-
-    if buffer_settings(a) != buffer_settings(b):
-        return False
-    names = [n for n in dir(a) if n.startswith(("mesh_", "tex_", "hfield_", "skin_", "flex_"))]
-    return all(_same_array(getattr(a, name), getattr(b, name)) for name in names)
-
-
-def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
-    # NaN counts as equal to NaN: degenerate faces of LIBERO's meshes have NaN polygon normals
-    return bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
-
-
-def _drop_mirror_pass(sim: Any) -> None:
-    """Render without MuJoCo's planar reflections, which draw the whole scene again for each reflective
-    plane or box (the stove's base in the LIBERO-Spatial and -Goal kitchens: 0.56-0.58 of the render's time
-    without it, docs/performance.md). Only for images no policy reads: the reflecting faces' pixels change."""
-    import mujoco
-
-    context = sim._render_context_offscreen
-    if context is not None:
-        context.scn.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
-
-
-def _adopt_render_context(context: Any, sim: Any) -> None:
-    # What robosuite's MjRenderContext.__init__ does with a sim, minus building the GL context and uploading.
-    context.gl_ctx.make_current()
-    context.sim = sim
-    context.model = sim.model
-    context.data = sim.data
-    sim.forward()
-    sim.add_render_context(context)
-
-
-def _blank_render(width: int | None = None, height: int | None = None, *, depth: bool = False, **_: Any) -> Any:
-    image = np.zeros((height or 1, width or 1, 3), dtype=np.uint8)
-    return (image, np.zeros((height or 1, width or 1), dtype=np.float32)) if depth else image
-
-
-def _skip_renders(sim: Any) -> None:
-    sim.render = _blank_render  # an instance attribute shadows MjSim.render for this sim only
-
-
-def _restore_renders(sim: Any) -> None:
-    sim.__dict__.pop("render", None)
 
 
 def load_hook(spec: str) -> Callable[[LiberoEnv], None]:

@@ -4,7 +4,7 @@ They change what the cameras see and nothing the physics reads: camera poses and
 colours and directions, texture pixels. They are applied right after the episode's reset, before its
 initial state is loaded and its first image rendered. LIBERO's reset builds a new model from its XML, so
 an edit lasts exactly one episode (and a render context that holds edited textures is not handed on to
-the next one: :func:`eval_runner.env.same_render_assets` sees they differ).
+the next one: :func:`eval_runner.render_context.same_render_assets` sees they differ).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mujoco
 
-from eval_runner.env import same_render_assets
+from eval_runner.render_context import same_render_assets
 
 SCENE = """
 <mujoco>
