@@ -41,7 +41,8 @@ def test_the_adapters_policy_args_reach_make_policy_as_numbers_and_names() -> No
 
 
 def test_given_mapped_observations_then_the_stand_in_returns_a_chunk_per_row() -> None:
-    policy = make_policy(layers=1, hidden=32, intermediate=64, heads=2, resolution=16, device="cpu")
+    # the lean backbone: the mapping under test is the backbone's inputs, and transformers takes seconds to import
+    policy = make_policy(layers=1, hidden=32, intermediate=64, heads=2, resolution=16, device="cpu", backbone="lean")
     image = np.zeros((16, 16, 3), np.uint8)
     observations = [{"images": {"agentview": image, "wrist": image}, "states": np.zeros(8), "task_description": "x"}]
 
