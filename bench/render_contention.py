@@ -54,14 +54,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_gpu_common import CAMERAS, GpmSampler, command_line, machine, results_path  # noqa: E402
-from bench.llama_policy import LLAMA_7B  # noqa: E402
 from bench.scene_render import SceneFiles, SceneRenderer, build_renderers, export_scene, pixels_changed  # noqa: E402
 
 LAYOUTS = ("none", "procs", "contexts", "shared", "groups", "procs-pair", "batched")
 MIRRORS = ("drawn", "skipped")
-#: the 7B stand-in's largest product (gate and up projections at once) at 8 rows of 601 tokens, as
-#: bench/forward_speed.py times it
-GEMM_SHAPE = (8 * 601, LLAMA_7B["hidden_size"], 2 * LLAMA_7B["intermediate_size"])
+
+
+def gemm_shape() -> tuple[int, int, int]:
+    """The 7B stand-in's largest product (gate and up projections at once) at 8 rows of 601 tokens, as
+    bench/forward_speed.py times it.
+
+    Its shapes are imported here, not with this module: every render process imports this module again
+    (spawned), and the policy's imports would be most of its start-up."""
+    from bench.llama_policy import LLAMA_7B
+
+    return 8 * 601, LLAMA_7B["hidden_size"], 2 * LLAMA_7B["intermediate_size"]
 
 
 def render_rows(renderers: list[SceneRenderer], rows: list[int], plan: RenderPlan) -> list[list[np.ndarray]]:
@@ -137,12 +144,12 @@ class GpuLoad:
             self.obs = example_obs(rows, seed=rows)
             self.describe, self.unit, self.work_per_step = f"forward lean-compiled, {rows} rows", "rows/s", float(rows)
         else:
-            m, k, n = GEMM_SHAPE
+            m, k, n = gemm_shape()
             self.a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             self.b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
             # five products per synchronize, counted in TFLOP
             self.describe, self.unit, self.work_per_step = (
-                f"bf16 product {GEMM_SHAPE}",
+                f"bf16 product {(m, k, n)}",
                 "TFLOP/s",
                 5 * 2 * m * k * n / 1e12,
             )

@@ -3,31 +3,49 @@
 The bench exists to choose how workers' renders could be grouped (GL contexts shared, both cameras drawn
 before either is read, rows batched). A grouping is only worth measuring if the policy would see the same
 pixels, so each layout's first images are compared bit for bit with robosuite's ``MjSim.render``.
+
+The bench's ``main`` runs in this process (its render processes are its own, as on a GPU node); the scene
+it exports is built once per session (``render_scenes.py``).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from bench import render_contention
+from tests.sim.render_scenes import export_each_scene_once
+
 pytestmark = pytest.mark.sim
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def test_given_every_layout_then_each_renders_robosuites_pixels_and_paces_its_rows(tmp_path: Path) -> None:
+def run_bench(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenes: pytest.TempPathFactory) -> Any:
+    """``bench/render_contention.py ARGS`` on the session's exported scene: its results file."""
+    export_each_scene_once(render_contention, monkeypatch, scenes)
     out = tmp_path / "render_contention.json"
-    cmd = [sys.executable, "bench/render_contention.py", "--scenes", "2", "--groups", "2", "--resolution", "32"]
-    cmd += ["--layouts", "procs,shared,groups,procs-pair,batched", "--rows-per-s", "2", "--seconds", "1"]
-    cmd += ["--rounds", "1", "--batch-ms", "100", "--out", str(out)]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert render_contention.main([*args, "--out", str(out)]) == 0
+    return json.loads(out.read_text())
 
-    doc = json.loads(out.read_text())
+
+def test_given_every_layout_then_each_renders_robosuites_pixels_and_paces_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    args = [
+        "--scenes",
+        "2",
+        "--groups",
+        "2",
+        "--resolution",
+        "64",
+        "--layouts",
+        "procs,shared,groups,procs-pair,batched",
+    ]
+    args += ["--rows-per-s", "2", "--seconds", "1", "--rounds", "1", "--batch-ms", "100"]
+    doc = run_bench(args, tmp_path, monkeypatch, tmp_path_factory)
+
     runs = {r["layout"]: r for r in doc["runs"]}
     assert {name: r["gl_contexts"] for name, r in runs.items()} == {
         "procs": 2,
@@ -42,15 +60,12 @@ def test_given_every_layout_then_each_renders_robosuites_pixels_and_paces_its_ro
 
 
 def test_given_mirrors_skipped_then_the_layout_reruns_without_the_mirror_pass_and_reports_the_pixels(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    out = tmp_path / "render_contention.json"
-    cmd = [sys.executable, "bench/render_contention.py", "--scenes", "1", "--resolution", "64", "--layouts", "procs"]
-    cmd += ["--mirrors", "drawn,skipped", "--rows-per-s", "2", "--seconds", "1", "--rounds", "1", "--out", str(out)]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    args = ["--scenes", "1", "--resolution", "64", "--layouts", "procs", "--mirrors", "drawn,skipped"]
+    args += ["--rows-per-s", "2", "--seconds", "1", "--rounds", "1"]
+    summary = run_bench(args, tmp_path, monkeypatch, tmp_path_factory)["summary"]
 
-    summary = json.loads(out.read_text())["summary"]
     assert summary["procs"]["identical_to_robosuite"] == [True]
     # LIBERO-Spatial's stove base is a reflective box: without its pass the stove top renders differently,
     # and the run says so rather than passing itself off as robosuite's images

@@ -1,27 +1,28 @@
-"""``bench/render_cost.py`` on LIBERO-Spatial's scene: what a render draws, and what the mirror pass adds."""
+"""``bench/render_cost.py`` on LIBERO-Spatial's scene: what a render draws, and what the mirror pass adds.
+
+The bench's ``main`` runs in this process; the scene it exports is built once per session (``render_scenes.py``).
+"""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.sim
+from bench import render_cost
+from tests.sim.render_scenes import export_each_scene_once
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.sim
 
 
 def test_given_libero_spatial_then_each_camera_draws_the_scene_twice_for_the_stove_and_culling_could_save_little(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
+    export_each_scene_once(render_cost, monkeypatch, tmp_path_factory)
     out = tmp_path / "render_cost.json"
-    cmd = [sys.executable, "bench/render_cost.py", "--suites", "libero_spatial", "--resolution", "64"]
-    cmd += ["--rows", "1", "--rounds", "1", "--out", str(out)]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    args = ["--suites", "libero_spatial", "--resolution", "64", "--rows", "1", "--rounds", "1", "--out", str(out)]
+    assert render_cost.main(args) == 0
 
     doc = json.loads(out.read_text())
     assert "bench/render_cost.py --suites libero_spatial --resolution 64" in doc["command"]  # how to rerun it
