@@ -113,12 +113,10 @@ def _assert_same(ours: Observation, theirs: Observation, where: str) -> None:
 
 
 def _run_ours(
-    suite: str, workers: int, proprio: tuple[str, ...], tmp_path: Path, cache: Path, tasks: tuple[int, ...] = (0,)
+    suite: str, workers: int, proprio: tuple[str, ...], tmp_path: Path, cache: Path, task: int = 0
 ) -> tuple[OpenLoop, RunResult]:
     policy = OpenLoop(proprio)
-    run = make_run(
-        suite=suite, task_ids=list(tasks), trials_per_task=TRIALS, max_steps=MAX_STEPS, workers=workers, seed=0
-    )
+    run = make_run(suite=suite, task_ids=[task], trials_per_task=TRIALS, max_steps=MAX_STEPS, workers=workers, seed=0)
     result = evaluate(run, out_path=tmp_path / f"{suite}-{workers}.json", policy=policy, settings=settings(cache))
     assert result.protocol is not None and result.protocol.rng_scheme == "reference-replay-v2"
     assert (result.settle_steps, result.protocol.settle_gripper) == (SETTLE, -1.0)
@@ -127,29 +125,22 @@ def _run_ours(
     return policy, result
 
 
-# Each suite's two-worker run, task -> its reference. libero_spatial's runs task 4 too, the drawer (see the test of
-# it below): one run, whatever worker ran which episode of which task.
-TWO_WORKER_TASKS = {"libero_goal": {0: "libero_goal"}, "libero_spatial": {0: "libero_spatial", 4: DRAWER_TASK}}
-
-
 @pytest.mark.parametrize("suite", ["libero_goal", "libero_spatial"])
 def test_given_seed_0_and_two_workers_then_every_observation_and_frame_equals_ofts_loop(
     suite: str, references: dict[str, list[list[Observation]]], tmp_path: Path, libero_cache: Path
 ) -> None:
-    tasks = TWO_WORKER_TASKS[suite]
-    policy, _ = _run_ours(suite, 2, _proprio_keys(references[suite]), tmp_path, libero_cache, tuple(tasks))
+    reference = references[suite]
+    policy, _ = _run_ours(suite, 2, _proprio_keys(reference), tmp_path, libero_cache)
 
-    assert sorted(policy.seen) == sorted(f"t{task}-s{i}-a0" for task in tasks for i in range(TRIALS))
-    for task, name in tasks.items():
-        reference = references[name]
-        for i in range(TRIALS):
-            ours = policy.seen[f"t{task}-s{i}-a0"]
-            assert len(ours) == len(reference[i]) == MAX_STEPS
-            for step, (row, ref) in enumerate(zip(ours, reference[i], strict=True)):
-                _assert_same(row, ref, f"{suite} task {task} episode {i} step {step}")
-        # Non-trivial: the episodes differ from each other, and the actions moved the arm.
-        assert not np.array_equal(reference[0][0]["agentview_image"], reference[1][0]["agentview_image"])
-        assert not np.allclose(reference[0][0]["robot0_eef_pos"], reference[0][-1]["robot0_eef_pos"])
+    assert sorted(policy.seen) == [f"t0-s{i}-a0" for i in range(TRIALS)]
+    for i in range(TRIALS):
+        ours = policy.seen[f"t0-s{i}-a0"]
+        assert len(ours) == len(reference[i]) == MAX_STEPS
+        for step, (row, ref) in enumerate(zip(ours, reference[i], strict=True)):
+            _assert_same(row, ref, f"{suite} episode {i} step {step}")
+    # Non-trivial: the episodes differ from each other, and the actions moved the arm.
+    assert not np.array_equal(reference[0][0]["agentview_image"], reference[1][0]["agentview_image"])
+    assert not np.allclose(reference[0][0]["robot0_eef_pos"], reference[0][-1]["robot0_eef_pos"])
 
 
 @pytest.mark.parametrize("workers", [1, 3])
@@ -191,7 +182,7 @@ def test_given_episodes_out_of_order_on_one_env_then_each_starts_with_ofts_fixtu
 
 
 def test_given_a_task_with_a_drawer_then_every_start_places_the_fixtures_as_ofts_reset_of_that_index(
-    references: dict[str, list[list[Observation]]], libero_cache: Path
+    references: dict[str, list[list[Observation]]], tmp_path: Path, libero_cache: Path
 ) -> None:
     """libero_spatial task 4 sets its drawer closed through a sampler that LIBERO appends to a list at every
     reset and draws from every copy of: OFT's reset *i* draws i + 2 times before it places the cabinet and
@@ -213,5 +204,9 @@ def test_given_a_task_with_a_drawer_then_every_start_places_the_fixtures_as_ofts
         _assert_same(env.start_episode(2, 0, SETTLE, RngStart(0, 2, after_1)), reference[2][0], "episode 2 last")
     finally:
         env.close()
-    # and through the runner: test_given_seed_0_and_two_workers_...[libero_spatial] runs task 4 with two workers
+    # and through the runner, whatever worker ran which episode
+    policy, _ = _run_ours("libero_spatial", 2, proprio, tmp_path, libero_cache, task=4)
+    for i in range(TRIALS):
+        for step, (row, ref) in enumerate(zip(policy.seen[f"t4-s{i}-a0"], reference[i], strict=True)):
+            _assert_same(row, ref, f"task 4 episode {i} step {step}")
     assert not np.array_equal(reference[0][0]["agentview_image"], reference[1][0]["agentview_image"])
