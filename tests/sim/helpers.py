@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,13 @@ import numpy as np
 from eval_runner.policies.base import Policy
 from eval_runner.settings import EvalSettings
 from rlinf_bench.contracts import CheckpointRef, EvalRun, RunResult
+from rlinf_bench.errors import WorkerCrashError
 from rlinf_bench.suites import TaskInfo
 
 NO_CHECKPOINT = CheckpointRef(uri="", experiment="none", global_step=0)
 REPO = Path(__file__).resolve().parents[2]
+#: The horizon of builtin:expert's pick-and-place runs on LIBERO-Spatial: room for the slowest clean success.
+EXPERT_MAX_STEPS = 220
 
 
 def make_run(**overrides: object) -> EvalRun:
@@ -77,3 +81,11 @@ class ProprioRecording(RecordingPolicy):
 def episode_rows(result: RunResult) -> list[tuple[int, int, int, bool, int]]:
     """(task, initial state, seed, success, steps) of every episode, in the result's order."""
     return [(t.task_id, e.init_state, e.seed, e.success, e.steps) for t in result.tasks for e in t.episodes]
+
+
+@dataclass(frozen=True)
+class CrashedRun:
+    """A run whose worker crashed at every try of initial state 1: the error it raised and the file it left."""
+
+    error: WorkerCrashError
+    result_json: bytes

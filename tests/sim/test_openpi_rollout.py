@@ -7,6 +7,7 @@ observation rows the runner rendered, so the test can check what openpi's LIBERO
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +67,27 @@ def _evaluate(
     return result, policy
 
 
-def test_the_server_sees_openpis_libero_inputs_one_request_per_5_steps(tmp_path: Path, libero_cache: Path) -> None:
+@dataclass(frozen=True)
+class ServedRun:
+    """One run through a recording openpi server: the result, what the runner rendered, what the server got."""
+
+    result: RunResult
+    policy: Rendered
+    requests: list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def one_worker_run(tmp_path_factory: pytest.TempPathFactory, libero_cache: Path) -> ServedRun:
+    """Two episodes of libero_spatial task 0 with one worker, served by openpi's server (read by two tests)."""
+    tmp_path = tmp_path_factory.mktemp("openpi-one-worker")
     with served(tmp_path / "rec") as server:
         result, policy = _evaluate(server.url, tmp_path, libero_cache)
         requests = server.requests()
+    return ServedRun(result, policy, requests)
 
+
+def test_the_server_sees_openpis_libero_inputs_one_request_per_5_steps(one_worker_run: ServedRun) -> None:
+    result, policy, requests = one_worker_run.result, one_worker_run.policy, one_worker_run.requests
     assert result.status is RunStatus.COMPLETE and result.episodes == 2
     assert (result.settle_steps, result.protocol.settle_gripper if result.protocol else None) == (10, -1.0)
     assert result.protocol is not None and result.protocol.render_resolution == 256
@@ -106,13 +123,16 @@ def test_the_server_sees_openpis_libero_inputs_one_request_per_5_steps(tmp_path:
     }
 
 
-def test_trajectories_are_identical_with_one_and_two_workers(tmp_path: Path, libero_cache: Path) -> None:
-    trajectories = []
-    for workers in (1, 2):
-        with served(tmp_path / f"rec{workers}") as server:
-            result, policy = _evaluate(server.url, tmp_path, libero_cache, workers=workers, name=f"w{workers}")
-        assert result.status is RunStatus.COMPLETE
-        trajectories.append({e: np.stack([libero_state(r) for r in rows]) for e, rows in policy.rows.items()})
+def test_trajectories_are_identical_with_one_and_two_workers(
+    tmp_path: Path, libero_cache: Path, one_worker_run: ServedRun
+) -> None:
+    with served(tmp_path / "rec2") as server:
+        result, two_workers = _evaluate(server.url, tmp_path, libero_cache, workers=2, name="w2")
+    assert one_worker_run.result.status is RunStatus.COMPLETE and result.status is RunStatus.COMPLETE
+    trajectories = [
+        {e: np.stack([libero_state(r) for r in rows]) for e, rows in policy.rows.items()}
+        for policy in (one_worker_run.policy, two_workers)
+    ]
     one, two = trajectories
     assert sorted(one) == sorted(two) == ["t0-s0-a0", "t0-s1-a0"]
     for episode in one:

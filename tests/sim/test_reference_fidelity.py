@@ -20,8 +20,9 @@ from eval_runner.libero_setup import configure_libero
 from eval_runner.loop import evaluate
 from eval_runner.policies.base import ObservationSpec, Policy
 from eval_runner.scheduler import RngStart, seeded_state
+from rlinf_bench.contracts import RunResult
 from rlinf_bench.suites import TaskInfo, get_suite
-from tests.sim.helpers import make_run, settings
+from tests.sim.helpers import episode_rows, make_run, settings
 
 pytestmark = pytest.mark.sim
 
@@ -113,7 +114,7 @@ def _assert_same(ours: Observation, theirs: Observation, where: str) -> None:
 
 def _run_ours(
     suite: str, workers: int, proprio: tuple[str, ...], tmp_path: Path, cache: Path, task: int = 0
-) -> OpenLoop:
+) -> tuple[OpenLoop, RunResult]:
     policy = OpenLoop(proprio)
     run = make_run(suite=suite, task_ids=[task], trials_per_task=TRIALS, max_steps=MAX_STEPS, workers=workers, seed=0)
     result = evaluate(run, out_path=tmp_path / f"{suite}-{workers}.json", policy=policy, settings=settings(cache))
@@ -121,7 +122,7 @@ def _run_ours(
     assert (result.settle_steps, result.protocol.settle_gripper) == (SETTLE, -1.0)
     if workers > 1:  # the workers waiting for the first reset built their scenes meanwhile (Rollout._prepare_scene)
         assert result.provenance.extra["throughput"]["scenes_prepared"] >= 1
-    return policy
+    return policy, result
 
 
 @pytest.mark.parametrize("suite", ["libero_goal", "libero_spatial"])
@@ -129,7 +130,7 @@ def test_given_seed_0_and_two_workers_then_every_observation_and_frame_equals_of
     suite: str, references: dict[str, list[list[Observation]]], tmp_path: Path, libero_cache: Path
 ) -> None:
     reference = references[suite]
-    policy = _run_ours(suite, 2, _proprio_keys(reference), tmp_path, libero_cache)
+    policy, _ = _run_ours(suite, 2, _proprio_keys(reference), tmp_path, libero_cache)
 
     assert sorted(policy.seen) == [f"t0-s{i}-a0" for i in range(TRIALS)]
     for i in range(TRIALS):
@@ -146,12 +147,17 @@ def test_given_seed_0_and_two_workers_then_every_observation_and_frame_equals_of
 def test_given_one_or_three_workers_then_the_episodes_are_still_ofts(
     workers: int, references: dict[str, list[list[Observation]]], tmp_path: Path, libero_cache: Path
 ) -> None:
+    """With the two-worker case above, this is the check that the worker count changes no episode: each
+    count's every observation and frame equals the same reference, and so the same episodes are recorded."""
     reference = references["libero_goal"]
-    policy = _run_ours("libero_goal", workers, _proprio_keys(reference), tmp_path, libero_cache)
+    policy, result = _run_ours("libero_goal", workers, _proprio_keys(reference), tmp_path, libero_cache)
 
+    assert sorted(policy.seen) == [f"t0-s{i}-a0" for i in range(TRIALS)]
     for i in range(TRIALS):
         for step, (row, ref) in enumerate(zip(policy.seen[f"t0-s{i}-a0"], reference[i], strict=True)):
             _assert_same(row, ref, f"{workers} workers, episode {i} step {step}")
+    # (task, initial state, seed, success, steps): the open-loop actions never finish the task
+    assert episode_rows(result) == [(0, i, 0, False, MAX_STEPS) for i in range(TRIALS)]
 
 
 def test_given_episodes_out_of_order_on_one_env_then_each_starts_with_ofts_fixtures(
@@ -199,7 +205,7 @@ def test_given_a_task_with_a_drawer_then_every_start_places_the_fixtures_as_ofts
     finally:
         env.close()
     # and through the runner, whatever worker ran which episode
-    policy = _run_ours("libero_spatial", 2, proprio, tmp_path, libero_cache, task=4)
+    policy, _ = _run_ours("libero_spatial", 2, proprio, tmp_path, libero_cache, task=4)
     for i in range(TRIALS):
         for step, (row, ref) in enumerate(zip(policy.seen[f"t4-s{i}-a0"], reference[i], strict=True)):
             _assert_same(row, ref, f"task 4 episode {i} step {step}")

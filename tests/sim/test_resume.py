@@ -8,22 +8,20 @@ from pathlib import Path
 import pytest
 
 from eval_runner.loop import evaluate
-from eval_runner.testing import FaultInjection
 from rlinf_bench.contracts import RunResult, RunStatus
-from rlinf_bench.errors import ConfigError, WorkerCrashError
-from tests.sim.helpers import make_run, settings
+from rlinf_bench.errors import ConfigError
+from tests.sim.helpers import CrashedRun, make_run, settings
 
 pytestmark = pytest.mark.sim
 
 
 def test_given_a_failed_run_when_resumed_then_only_missing_episodes_run_and_the_result_completes(
-    tmp_path: Path, libero_cache: Path
+    tmp_path: Path, libero_cache: Path, always_crashing_run: CrashedRun
 ) -> None:
+    # the session's run that failed on initial state 1 (its worker crashed at every try), on our own copy
     out = tmp_path / "r.json"
+    out.write_bytes(always_crashing_run.result_json)
     run = make_run(trials_per_task=2)
-    always_crash = FaultInjection(task_id=0, init_state=1, at_step=1)
-    with pytest.raises(WorkerCrashError):
-        evaluate(run, out_path=out, settings=settings(libero_cache, fault_injection=always_crash, max_retries=0))
     first = RunResult.load(out)
     assert first.status is RunStatus.FAILED and first.episodes == 1
 

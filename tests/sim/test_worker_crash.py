@@ -10,8 +10,7 @@ import pytest
 from eval_runner.loop import evaluate
 from eval_runner.testing import FaultInjection
 from rlinf_bench.contracts import RunStatus
-from rlinf_bench.errors import WorkerCrashError
-from tests.sim.helpers import make_run, settings
+from tests.sim.helpers import CrashedRun, make_run, settings
 
 pytestmark = pytest.mark.sim
 
@@ -38,19 +37,12 @@ def test_given_a_worker_dying_mid_episode_when_evaluated_then_the_episode_is_rer
 
 
 def test_given_a_worker_that_always_crashes_when_evaluated_then_the_run_fails_and_keeps_finished_episodes(
-    tmp_path: Path, libero_cache: Path
+    always_crashing_run: CrashedRun,
 ) -> None:
-    out = tmp_path / "r.json"
-    fault = FaultInjection(task_id=0, init_state=1, at_step=1)  # no marker: crashes every time
+    # the session's run: initial state 1 crashes at every try, one retry allowed
+    assert "initial state 1 crashed its worker 2 times" in str(always_crashing_run.error)
 
-    with pytest.raises(WorkerCrashError, match="initial state 1 crashed its worker 2 times"):
-        evaluate(
-            make_run(trials_per_task=2),
-            out_path=out,
-            settings=settings(libero_cache, fault_injection=fault, max_retries=1),
-        )
-
-    on_disk = json.loads(out.read_text())
+    on_disk = json.loads(always_crashing_run.result_json)
     assert on_disk["status"] == "failed"
     assert "WorkerCrashError" in on_disk["error"] and "max_retries=1" in on_disk["error"]
     assert [e["init_state"] for e in on_disk["tasks"][0]["episodes"]] == [0]
