@@ -11,9 +11,14 @@ from mlflow.tracking import MlflowClient
 from rlinf_tracking.local_store import prepare_sqlite_store
 
 
-def _schema(db: Path) -> tuple[set[str], list[tuple[str, ...]]]:
+def _schema(db: Path) -> tuple[set[tuple[str, ...]], list[tuple[str, ...]]]:
+    """Each table's and index's definition (its clauses in any order: MLflow's migrations write a table's
+    constraints in an order that changes from one process to the next), and the migration head."""
     with sqlite3.connect(db) as con:
-        tables = {row[0] for row in con.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")}
+        tables = {
+            tuple(sorted(line.strip().rstrip(",").strip() for line in row[0].splitlines()))
+            for row in con.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")
+        }
         version = con.execute("SELECT version_num FROM alembic_version").fetchall()
     return tables, version
 
