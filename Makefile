@@ -92,8 +92,11 @@ browser: ## headless Chromium for the HTML report's browser tests
 	  (enable: sudo make browser, or CHROMIUM=/path/to/chromium)"
 RL_TESTS := $(addprefix tests/,unit/eval_runner/policies/test_rlinf_policy.py unit/eval_runner/policies/test_rlinf_cli_errors.py \
   integration/policy_server/test_serve_rlinf_policy.py sim/test_rlinf_rollout.py)
-test: setup lint typecheck schemas check-deploy lock-check check-requirements ## all checks, then every test tier
-	$(PY) scripts/test_tiers.py --rlinf-python $(RL_VENV)/bin/python --robotwin-python $(RT_VENV)/bin/python $(PYTEST_ARGS)
+checks: lint typecheck schemas check-deploy lock-check check-requirements ## every check make test runs (no tests)
+# The checks (mostly one core: mypy, checkov) run as one more part beside the test parts, not before them.
+test: setup ## every check and every test part, side by side (scripts/test_tiers.py)
+	$(PY) scripts/test_tiers.py --checks "$(MAKE) --no-print-directory checks" --rlinf-python $(RL_VENV)/bin/python \
+	  --robotwin-python $(RT_VENV)/bin/python $(PYTEST_ARGS)
 unit: setup-main ; $(VENV)/bin/pytest -m "not sim and not slow" $(PYTEST_ARGS) ## the fast tests (not sim, not slow)
 test-robotwin: setup-robotwin ; $(RT_VENV)/bin/pytest tests/robotwin $(PYTEST_ARGS) ## tests/robotwin in .venv-robotwin
 test-rlinf: setup-rlinf ; $(RL_VENV)/bin/python -m pytest $(RL_TESTS) -p no:cacheprovider $(PYTEST_ARGS) ## in .venv-rlinf

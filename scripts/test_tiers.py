@@ -97,6 +97,8 @@ class Tier:
     status: str = field(default="")
     #: expected seconds (recorded per-file times), for the longest-first order
     weight: float = 0.0
+    #: False for the checks: no pytest exit codes, no summary line
+    pytest: bool = True
 
 
 def split_selection(extra: list[str]) -> tuple[list[str], list[str]]:
@@ -247,12 +249,12 @@ def last_summary(text: str) -> str:
 
 def finish(tier: Tier, text: str) -> None:
     rc = tier.returncode
-    tier.summary = last_summary(text)
+    tier.summary = last_summary(text) if tier.pytest else ""
     if rc == 0:
         tier.status = "passed"
-    elif rc == 5 and not tier.expect_tests:
+    elif rc == 5 and not tier.expect_tests and tier.pytest:
         tier.status = "no tests (selection)"
-    elif rc == 5:
+    elif rc == 5 and tier.pytest:
         tier.status = "FAILED (no tests collected)"
     else:
         tier.status = f"FAILED (exit {rc})"
@@ -365,6 +367,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiers", help="comma-separated subset: unit,integration,e2e,sim,rlinf,robotwin")
     parser.add_argument("--log-dir", type=Path, help="where the tiers' logs go (default: a temporary folder)")
     parser.add_argument(
+        "--checks",
+        metavar="CMD",
+        help="a shell command run as one more part beside the tests, started first (make test: make checks)",
+    )
+    parser.add_argument(
         "--save-durations",
         action="store_true",
         help="rewrite scripts/test_durations.json from this run's per-file times (balances the next run's parts)",
@@ -384,11 +391,15 @@ def main(argv: list[str] | None = None) -> int:
     runnable = [t for t in tiers if t.status == ""]
     for tier in runnable:
         tier.argv.append(f"--junitxml={logdir / (slug(tier.name) + '.xml')}")
+    if opts.checks:  # not a pytest: no JUnit report, no summary line; it starts before every part
+        checks = Tier("checks", ["bash", "-c", opts.checks], expect_tests=False, venv="-", pytest=False)
+        tiers.insert(0, checks)
+        runnable.insert(0, checks)
     if opts.serial or opts.jobs <= 1:
         for tier in runnable:
             run_live(tier)
-    else:  # longest first; a stable sort keeps START_ORDER among parts of equal weight
-        run_concurrently(sorted(runnable, key=lambda t: -t.weight), opts.jobs, logdir)
+    else:  # the checks, then longest first; a stable sort keeps START_ORDER among parts of equal weight
+        run_concurrently(sorted(runnable, key=lambda t: (t.pytest, -t.weight)), opts.jobs, logdir)
     if opts.save_durations:
         n = save_durations(logdir, runnable, DURATIONS)
         print(f"recorded the times of {n} test files in {os.path.relpath(DURATIONS, REPO)}", flush=True)

@@ -154,3 +154,19 @@ def test_given_passing_tiers_then_the_run_exits_0(tmp_path: Path, capsys: pytest
 def test_given_a_tier_that_collects_nothing_without_a_selection_then_the_run_fails(tmp_path: Path) -> None:
     empty = _fake_pytest(tmp_path, exit_code=5, summary="no tests ran in 0.01s")
     assert tiers.main(["--python", str(empty), "--tiers", "unit", "--serial"]) == 1
+
+
+@pytest.mark.parametrize("exit_code", [0, 2, 5])
+def test_given_checks_then_they_start_before_every_part_and_their_exit_code_decides_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], exit_code: int
+) -> None:
+    passing = _fake_pytest(tmp_path, exit_code=0, summary="5 passed in 0.10s")
+    checks = f"echo ruff mypy ran; exit {exit_code}"
+    rc = tiers.main(["--python", str(passing), "--tiers", "unit,e2e", "--checks", checks, "--jobs", "2"])
+    out = capsys.readouterr().out
+    started = [line.split(" started")[0] for line in out.splitlines() if line.endswith(")") and " started: " in line]
+    assert started[0] == "##### tier checks" and len(started) == 4  # checks, e2e 1/2, e2e 2/2, unit
+    assert "ruff mypy ran" in out
+    assert rc == (0 if exit_code == 0 else 1)
+    if exit_code:  # 5 is a failed check, not pytest's "no tests collected"
+        assert f"FAILED (exit {exit_code})" in out and "failed tiers: checks" in out
