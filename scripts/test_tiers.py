@@ -1,23 +1,24 @@
 #!/usr/bin/env python3
-"""Run the test suite in parts (unit, integration, e2e, sim, and the other venvs' tests), two at a time,
-and print each part's wall time at the end.
+"""Run the test suite in parts (unit, integration, e2e, sim, the other venvs' tests, and the checks), a few
+at a time, and print each part's wall time at the end.
 
     .venv/bin/python scripts/test_tiers.py [--rlinf-python PATH] [--robotwin-python PATH] [--jobs N]
-        [--serial] [--tiers unit,sim,...] [--save-durations] [PYTEST ARGS...]
+        [--serial] [--tiers unit,sim,...] [--checks CMD] [--save-durations] [PYTEST ARGS...]
 
 Every argument this script does not know goes to every pytest it starts (``-x``, ``-k EXPR``, ``-m EXPR``,
 ``--timeout 600``, test paths: a path under tests/ restricts the run to the tiers that hold it).
 
 Concurrency (docs/performance.md, "The test suite", says why): each part is a separate pytest process and
-``--jobs`` of them (default 2, the cores of the dev box and CI) run at once, longest first, the next one
-starting as soon as a slot is free. The two long tiers (sim, e2e) are split in two parts each, their files
+``--jobs`` of them (default: one more than this machine's cores, 3 on the 2-core dev box) run at once, longest
+first, the next one starting as soon as a slot is free. One more than the cores because no part keeps a core
+busy all the time (it waits on its simulator workers, servers, subprocesses and timeouts): with one part per
+core the cores idled 15 % of the run. The two long tiers (sim, e2e) are split in two parts each, their files
 balanced by the times recorded in ``scripts/test_durations.json``, so the slots end together instead of one
 waiting for the longest tier; ``--save-durations`` rewrites that file from this run's per-file times
-(pytest's JUnit XML). The sim and e2e tests spawn simulator worker processes of their own, so more than 2
-parts at once on 2 cores only adds contention. The other venvs' tests (rlinf, robotwin) take slots like the
-rest. A part's output is kept in a log and printed whole when it ends (unprefixed, so pytest's ``N
-passed`` summary lines stay as pytest wrote them); ``--serial`` runs the parts one at a time with their
-output streamed live.
+(pytest's JUnit XML). The other venvs' tests (rlinf, robotwin) take slots like the rest, and ``--checks CMD``
+(``make test``: ruff, import contracts, mypy, the deployment checks) runs as one more part, started first. A
+part's output is kept in a log and printed whole when it ends (unprefixed, so pytest's ``N passed`` summary
+lines stay as pytest wrote them); ``--serial`` runs the parts one at a time with their output streamed live.
 
 Exit status: 0 when every part passed; 1 when any failed. pytest's exit code 5 ("no tests collected") is a
 failure only for a part that should have had tests, i.e. when no selection (``-k``, ``-m``, ``--lf``,
@@ -360,8 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--jobs",
         type=int,
-        default=int(os.environ.get("TEST_TIER_JOBS", "2")),
-        help="main-venv tiers run at once (default 2, or $TEST_TIER_JOBS)",
+        default=int(os.environ.get("TEST_TIER_JOBS", len(os.sched_getaffinity(0)) + 1)),
+        help="parts run at once (default: this machine's cores + 1, or $TEST_TIER_JOBS)",
     )
     parser.add_argument("--serial", action="store_true", help="one tier at a time, output streamed live")
     parser.add_argument("--tiers", help="comma-separated subset: unit,integration,e2e,sim,rlinf,robotwin")
