@@ -49,8 +49,8 @@ def target_of(args: argparse.Namespace, name: str) -> str | None:
 def add_budget_arguments(
     p: argparse.ArgumentParser, *, title: str, defaults: dict[str, int] | None = None, what: str = ""
 ) -> None:
-    """``--runs``, ``--trials`` and ``--max-steps`` in one argument group; without ``defaults`` each is None
-    (the config's value stands) and ``what`` says what they override."""
+    """``--runs``, ``--trials``, ``--max-steps`` and ``--videos`` in one argument group; without ``defaults`` each
+    is None (the config's value stands) and ``what`` says what they override."""
     d = defaults or {}
     group = p.add_argument_group(title)
 
@@ -74,12 +74,25 @@ def add_budget_arguments(
         metavar="N",
         help=f"episode horizon in policy steps ({default_text('max_steps')})",
     )
+    group.add_argument(
+        "--videos",
+        type=int,
+        default=d.get("videos"),
+        metavar="N",
+        help="episode videos kept per task and run, failures first; 0 records none and renders no frame for "
+        "them (default: the config's, else 2)",
+    )
+
+
+#: The budget flags and the least value each takes: a run needs an episode; a video budget may be 0.
+_BUDGET_MINIMUM = {"runs": 1, "trials": 1, "max_steps": 1, "videos": 0}
 
 
 def budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The budget flags that were given (``runs``, ``trials``, ``max_steps``), each checked to be >= 1."""
-    given = {k: getattr(args, k, None) for k in ("runs", "trials", "max_steps")}
+    """The budget flags that were given (``runs``, ``trials``, ``max_steps``, ``videos``), each checked against its
+    least value."""
+    given = {k: getattr(args, k, None) for k in _BUDGET_MINIMUM}
     for key, value in given.items():
-        if value is not None and value < 1:
-            raise UsageError(f"--{key.replace('_', '-')} must be >= 1, got {value}")
+        if value is not None and value < _BUDGET_MINIMUM[key]:
+            raise UsageError(f"--{key.replace('_', '-')} must be >= {_BUDGET_MINIMUM[key]}, got {value}")
     return {k: v for k, v in given.items() if v is not None}

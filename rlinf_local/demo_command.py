@@ -124,7 +124,7 @@ def demo_matrix_yaml(
     robustness: str | None = None,
 ) -> str:
     """The demo's intake config: the short budget, or with ``paper`` the whole suite at the protocol's own
-    horizon; ``budget`` (``--runs/--trials/--max-steps``) is laid over either; ``policy`` replaces the expert;
+    horizon; ``budget`` (``--runs/--trials/--max-steps/--videos``) is laid over either; ``policy`` replaces the expert;
     ``robustness`` (``--robustness``) adds perturbed episodes beside their twins.
     Its origin names the demo's own lever (``DEMO_ARGS=--paper``), never a flag the user did not pass."""
     tasks, base = (PAPER_TASKS, PAPER_BUDGET) if paper else (DEMO_TASKS, DEMO_BUDGET)

@@ -32,9 +32,10 @@ def config_text_for(
 ) -> str:
     """The intake config's text: the file given, or the small budget (probes write under DIR/scratch).
 
-    ``budget`` (``runs``, ``trials``, ``max_steps``: the ``--runs/--trials/--max-steps`` flags that were
-    given) overrides the matrix's ``runs``, ``trials_per_task`` and every suite's ``max_steps``, so the
-    common case needs no nested YAML; ``policy`` (``--policy``) overrides its ``policy``. The matrix records
+    ``budget`` (``runs``, ``trials``, ``max_steps``, ``videos``: the ``--runs/--trials/--max-steps/--videos``
+    flags that were given) overrides the matrix's ``runs``, ``trials_per_task``, every suite's ``max_steps``
+    and ``videos``, so the common case needs no nested YAML; ``policy`` (``--policy``) overrides its ``policy``.
+    The matrix records
     ``command`` and its levers as its origin (:mod:`rlinf_local.origin`), so a verdict's fix names what this user
     can change."""
     origin = pipeline_origin(command, config, budget, small_budget_steps=SMALL_BUDGET_MAX_STEPS)
@@ -65,6 +66,8 @@ def with_budget(text: str, budget: dict[str, int], *, source: str) -> str:
         doc["runs"] = budget["runs"]
     if "trials" in budget:
         doc["trials_per_task"] = budget["trials"]
+    if "videos" in budget:
+        doc["videos"] = budget["videos"]
     if "max_steps" in budget:
         # The suites as the config resolved them (a bare name, or the brief's four when none is listed).
         suites = parse_config_text(text, source=source).suites

@@ -1,4 +1,4 @@
-"""The same budget flags on every command that starts evaluations: ``--runs/--trials/--max-steps`` on
+"""The same budget flags on every command that starts evaluations: ``--runs/--trials/--max-steps/--videos`` on
 ``pipeline`` and ``watch`` override the eval matrix (of ``--config`` or the small default), as on ``demo``."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from rlinf_cli.main import main
 from rlinf_local.pipeline_command import PipelineOutcome
 from rlinf_local.runs import config_text_for
 
-BUDGET = ["--runs", "2", "--trials", "4", "--max-steps", "30"]
+BUDGET = ["--runs", "2", "--trials", "4", "--max-steps", "30", "--videos", "0"]
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def test_given_the_budget_flags_then_every_command_passes_the_same_budget(
 ) -> None:
     main([*command, *BUDGET, "--out", str(tmp_path)])
 
-    assert calls[0]["budget"] == {"runs": 2, "trials": 4, "max_steps": 30}
+    assert calls[0]["budget"] == {"runs": 2, "trials": 4, "max_steps": 30, "videos": 0}
 
 
 @pytest.mark.parametrize("command", [["pipeline", "ckpt/global_step_1"], ["watch", "."]])
@@ -53,10 +53,10 @@ def test_given_a_config_and_budget_flags_then_the_flags_override_its_matrix_and_
     config = tmp_path / "intake.yaml"
     config.write_text("suites: [libero_goal, {name: libero_10, tasks: [0, 1]}]\nruns: 3\npolicy: builtin:zero\n")
 
-    text = config_text_for(config, tmp_path, {"runs": 1, "trials": 5, "max_steps": 40})
+    text = config_text_for(config, tmp_path, {"runs": 1, "trials": 5, "max_steps": 40, "videos": 0})
 
     matrix = parse_config_text(text, source="test")
-    assert (matrix.runs, matrix.trials_per_task, matrix.policy) == (1, 5, "builtin:zero")
+    assert (matrix.runs, matrix.trials_per_task, matrix.policy, matrix.videos) == (1, 5, "builtin:zero", 0)
     assert [(s.name, s.tasks, s.max_steps) for s in matrix.suites] == [
         ("libero_goal", None, 40),
         ("libero_10", [0, 1], 40),
@@ -67,6 +67,7 @@ def test_given_budget_flags_without_a_config_then_the_small_default_takes_them(t
     matrix = parse_config_text(config_text_for(None, tmp_path, {"trials": 2, "max_steps": 7}), source="test")
 
     assert (matrix.runs, matrix.trials_per_task, matrix.suites[0].max_steps) == (3, 2, 7)
+    assert parse_config_text(config_text_for(None, tmp_path, {"videos": 5}), source="test").videos == 5
 
 
 def test_given_a_budget_the_suite_cannot_hold_then_exit_2_naming_the_flag(
@@ -79,3 +80,7 @@ def test_given_a_budget_the_suite_cannot_hold_then_exit_2_naming_the_flag(
         config_text_for(config, tmp_path, {"trials": 99})
     assert main(["pipeline", "ckpt/global_step_1", "--runs", "0", "--out", str(tmp_path)]) == 2
     assert "--runs must be >= 1, got 0" in capsys.readouterr().err
+    assert main(["demo", "--videos", "-1", "--out", str(tmp_path)]) == 2
+    assert "--videos must be >= 0, got -1" in capsys.readouterr().err
+    with pytest.raises(Exception, match="--videos 101"):  # the matrix's own limit, named with the flag
+        config_text_for(config, tmp_path, {"videos": 101})
