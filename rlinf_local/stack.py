@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from rlinf_bench.errors import ConfigError
+from rlinf_local.transform_cache import cached_transform, transform_digest
 
 __all__ = [
     "Adaptation",
@@ -108,25 +109,33 @@ class LocalStack:
     adaptations: list[Adaptation] = field(default_factory=list)
 
 
-def transformed_template(template: Path = REPO / "template.yaml", *, python: Path | None = None) -> dict[str, Any]:
-    """template.yaml as samtranslator expands it (the CloudFormation `sam deploy` submits)."""
+def transformed_template(
+    template: Path = REPO / "template.yaml", *, python: Path | None = None, cache_dir: Path | None = None
+) -> dict[str, Any]:
+    """template.yaml as samtranslator expands it (the CloudFormation `sam deploy` submits), reused from the cache
+    folder while nothing it reads has changed (:mod:`rlinf_local.transform_cache`)."""
     exe = python or Path(os.environ.get("RLINF_BENCH_SAM_PYTHON", str(TOOLS_PYTHON)))
     if not exe.exists():
         raise ConfigError(
             f"aws-sam-translator is not installed ({exe} is missing); run `make setup-tools` "
             "(or set RLINF_BENCH_SAM_PYTHON to a python that has it)"
         )
-    proc = subprocess.run(
-        [str(exe), str(TRANSFORM_SCRIPT), str(template)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1")},
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise ConfigError(f"samtranslator could not transform {template}: {proc.stderr.strip()[-1500:]}")
-    doc: dict[str, Any] = json.loads(proc.stdout)
-    return doc
+    region = os.environ.get("AWS_DEFAULT_REGION", "us-east-1")
+
+    def transform() -> dict[str, Any]:
+        proc = subprocess.run(
+            [str(exe), str(TRANSFORM_SCRIPT), str(template)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "AWS_DEFAULT_REGION": region},
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise ConfigError(f"samtranslator could not transform {template}: {proc.stderr.strip()[-1500:]}")
+        doc: dict[str, Any] = json.loads(proc.stdout)
+        return doc
+
+    return cached_transform(transform_digest(template, TRANSFORM_SCRIPT, exe, region), transform, cache_dir)
 
 
 class _TemplateLoader(yaml.SafeLoader):
