@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 # uv, pinned (pip-installed under ~/.cache unless on PATH). Venvs hard-link uv's cache: one copy of torch for three
 # venvs; no pip cache. Their bytecode is compiled once at install (--compile-bytecode, ~0.5 GB a venv): every
 # simulator worker, Job and CLI start reads it instead of compiling torch, MLflow... again, which Python does at
-# every start where PYTHONDONTWRITEBYTECODE is set (it is on these machines and CI): mlflow 3.2 -> 1.2 CPU-s,
+# every start where PYTHONDONTWRITEBYTECODE is set (it is on these dev machines): mlflow 3.2 -> 1.2 CPU-s,
 # torch 2.9 -> 1.2 CPU-s, a tiny pipeline 35 -> 26 CPU-s.
 UV_VERSION := 0.13.8
 # Parsed without grep, cut or tr: a user's minimal PATH (make browser as nobody in the tests) must parse it quietly.
@@ -96,9 +96,11 @@ browser: ## headless Chromium for the HTML report's browser tests
 RL_TESTS := $(addprefix tests/,unit/eval_runner/policies/test_rlinf_policy.py unit/eval_runner/policies/test_rlinf_cli_errors.py \
   integration/policy_server/test_serve_rlinf_policy.py sim/test_rlinf_rollout.py)
 checks: lint typecheck schemas check-deploy lock-check check-requirements ## every check make test runs (no tests)
-# The checks (mostly one core: mypy, checkov) run as one more part beside the test parts, not before them.
+# The checks (mostly one core: mypy, checkov) run as one more part beside the test parts, not before them. Named
+# through a variable: a recipe line that names $(MAKE) itself runs even under make -n.
+CHECKS_CMD = $(MAKE) --no-print-directory checks
 test: setup ## every check and every test part, side by side (scripts/test_tiers.py)
-	$(PY) scripts/test_tiers.py --checks "$(MAKE) --no-print-directory checks" --rlinf-python $(RL_VENV)/bin/python \
+	$(PY) scripts/test_tiers.py --checks "$(CHECKS_CMD)" --rlinf-python $(RL_VENV)/bin/python \
 	  --robotwin-python $(RT_VENV)/bin/python $(PYTEST_ARGS)
 unit: setup-main ; $(VENV)/bin/pytest -m "not sim and not slow" $(PYTEST_ARGS) ## the fast tests (not sim, not slow)
 test-robotwin: setup-robotwin ; $(RT_VENV)/bin/pytest tests/robotwin $(PYTEST_ARGS) ## tests/robotwin in .venv-robotwin
