@@ -35,9 +35,8 @@ def config_text_for(
     ``budget`` (``runs``, ``trials``, ``max_steps``, ``videos``: the ``--runs/--trials/--max-steps/--videos``
     flags that were given) overrides the matrix's ``runs``, ``trials_per_task``, every suite's ``max_steps``
     and ``videos``, so the common case needs no nested YAML; ``policy`` (``--policy``) overrides its ``policy``.
-    The matrix records
-    ``command`` and its levers as its origin (:mod:`rlinf_local.origin`), so a verdict's fix names what this user
-    can change."""
+    The matrix records ``command`` and its levers as its origin (:mod:`rlinf_local.origin`), so a verdict's fix
+    names what this user can change."""
     origin = pipeline_origin(command, config, budget, small_budget_steps=SMALL_BUDGET_MAX_STEPS)
     if config is None:
         text = small_matrix_yaml(out / "scratch", **(budget or {}))

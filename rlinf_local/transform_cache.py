@@ -1,7 +1,7 @@
 """samtranslator's output for template.yaml, kept in the cache folder under a digest of everything it reads.
 
 Every local command that starts the stack expands template.yaml with samtranslator (a second Python, about
-2 CPU-seconds on the 2-core dev box). The expansion depends only on the template, the state machine
+1.5 CPU-seconds on the 2-core dev box). The expansion depends only on the template, the state machine
 definitions it inlines, the transform script, the samtranslator release and the region, so the result is kept
 as ``<cache>/sam-transform/<digest>.json`` and reused while none of them changes. A file that cannot be read
 back is made again, never trusted.
@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rlinf_bench.cache import default_cache_dir
+from rlinf_bench.document_store import write_atomic
+from rlinf_bench.errors import StorageError
 
 __all__ = ["cached_transform", "transform_digest"]
 
@@ -57,18 +57,8 @@ def cached_transform(digest: str, transform: Transform, cache_dir: Path | None =
     except (OSError, ValueError):
         pass  # none yet, or unreadable: made again below
     doc = transform()
-    with contextlib.suppress(OSError):  # a read-only cache costs the next start the transform, nothing else
-        _write_atomically(path, json.dumps(doc))
+    # whole or absent, so a start reading it meanwhile never sees half a file; a read-only cache costs the
+    # next start the transform, nothing else
+    with contextlib.suppress(StorageError):
+        write_atomic(path, json.dumps(doc).encode())
     return doc
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Whole or absent: another start reading ``path`` meanwhile never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
