@@ -43,7 +43,8 @@ def test_given_every_layout_then_each_renders_robosuites_pixels_and_paces_its_ro
         "--layouts",
         "procs,shared,groups,procs-pair,batched",
     ]
-    args += ["--rows-per-s", "2", "--seconds", "1", "--rounds", "1", "--batch-ms", "100"]
+    # 3 s: under the test suite's load one 64 px row took up to 0.95 s to render, so 1 s held a single row
+    args += ["--rows-per-s", "2", "--seconds", "3", "--rounds", "1", "--batch-ms", "100"]
     doc = run_bench(args, tmp_path, monkeypatch, tmp_path_factory)
 
     runs = {r["layout"]: r for r in doc["runs"]}
